@@ -1,0 +1,1 @@
+"""Backends: a library plus an execution mode. See ``base.Backend`` for the protocol."""

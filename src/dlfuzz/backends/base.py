@@ -1,0 +1,196 @@
+"""The backend protocol: one way to compute (a library plus an execution mode).
+
+A backend object lives inside its worker process. Its module must not import its library
+at module level: the host loads backend classes too (for names, reproducers), and
+``import dlfuzz`` never pulls a deep learning library in. ``setup()`` imports it.
+
+The generic ``run`` below does the work common to every library: decode tensors, resolve
+the target function, substitute arguments, call, flatten outputs back to numpy. A backend
+supplies the conversions (``to_native``/``to_numpy``/``native_dtype``) and, for compiled
+modes, ``compile`` which turns a call into a cached compiled callable over tensor inputs.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+import numpy as np
+
+from dlfuzz.cases import ApiCase, Call, DType, Ref
+
+
+class StageError(Exception):
+    """Wraps a library exception with the stage it happened in (prepare/compile/call/fetch)."""
+
+    def __init__(self, stage: str) -> None:
+        super().__init__(stage)
+        self.stage = stage
+
+
+def load_backend_class(target: str) -> type[Backend]:
+    module_name, _, attr = target.partition(":")
+    return getattr(importlib.import_module(module_name), attr)
+
+
+class Backend:
+    """Base class; subclasses set ``name``, ``library`` and the conversions."""
+
+    name: ClassVar[str] = ""
+    library: ClassVar[str] = ""  # backends of one library share the calls of a case
+    compiled: ClassVar[bool] = False  # compile mode: caches compiled callables
+    case_timeout_factor: ClassVar[float] = 1.0  # compiling backends get more time per case
+    repro_import: ClassVar[str] = ""  # the import line(s) a reproducer starts with
+
+    def __init__(self) -> None:
+        self._functions: dict[str, Callable[..., Any]] = {}
+        self._compiled: dict[Any, Callable[..., Any]] = {}
+
+    # ---- set-up (worker side) ---------------------------------------------------------
+    def setup(self) -> None:
+        """Import the library. Runs once per worker."""
+
+    def version(self) -> str:
+        raise NotImplementedError
+
+    # ---- conversions (worker side) ----------------------------------------------------
+    def to_native(self, array: np.ndarray) -> Any:
+        raise NotImplementedError
+
+    def to_numpy(self, value: Any) -> np.ndarray:
+        raise NotImplementedError
+
+    def native_dtype(self, name: str) -> Any:
+        raise NotImplementedError
+
+    def is_tensor(self, value: Any) -> bool:
+        return isinstance(value, np.ndarray)
+
+    # ---- running ----------------------------------------------------------------------
+    def resolve(self, target: str) -> Callable[..., Any]:
+        """``torch.linalg.norm`` -> the function object, looked up at call time.
+
+        Not cached across calls on purpose: a preloaded patch replacing the attribute must
+        be seen, exactly as a user program would see it.
+        """
+        module_name, _, attr = target.rpartition(".")
+        obj: Any = importlib.import_module(module_name)
+        return getattr(obj, attr)
+
+    def run(self, case: ApiCase) -> tuple[np.ndarray, ...]:
+        call = case.call_for(self.library)
+        if call is None:
+            raise StageError("prepare") from NotImplementedError(
+                f"case {case.api} has no call for library {self.library}")
+        try:
+            natives = [self.to_native(t.to_numpy()) for t in case.tensors]
+            fn = self.resolve(call.target)
+        except Exception as exc:
+            raise StageError("prepare") from exc
+        if self.compiled:
+            return self._run_compiled(call, fn, natives)
+        args, kwargs = self.substitute(call, natives)
+        try:
+            result = fn(*args, **kwargs)
+        except Exception as exc:
+            raise StageError("call") from exc
+        return self._fetch(result)
+
+    def _run_compiled(self, call: Call, fn: Callable[..., Any], natives: list[Any]
+                      ) -> tuple[np.ndarray, ...]:
+        used = sorted(_refs_in((call.args, call.kwargs)))
+        key = (call.static_key(), id(fn)) + tuple(self.spec_of(natives[i]) for i in used)
+        compiled = self._compiled.get(key)
+        stage = "call"
+        if compiled is None:
+            stage = "compile"
+            try:
+                compiled = self.compile(call, fn, [natives[i] for i in used], used)
+            except Exception as exc:
+                raise StageError("compile") from exc
+            self._compiled[key] = compiled
+        try:
+            result = compiled(*[natives[i] for i in used])
+        except Exception as exc:
+            raise StageError(stage) from exc
+        return self._fetch(result)
+
+    def spec_of(self, native: Any) -> Any:
+        """What a compiled callable is specialized on besides the static arguments."""
+        return (tuple(native.shape), str(native.dtype))
+
+    def compile(self, call: Call, fn: Callable[..., Any], examples: list[Any],
+                used: list[int]) -> Callable[..., Any]:
+        """Compiled callable over the used tensors, static arguments closed over."""
+        raise NotImplementedError
+
+    def bind(self, call: Call, fn: Callable[..., Any], used: list[int]) -> Callable[..., Any]:
+        """A plain function of the used tensors only, for a compiler to trace."""
+        def bound(*tensors: Any) -> Any:
+            natives: dict[int, Any] = dict(zip(used, tensors, strict=True))
+            args, kwargs = self.substitute(call, natives)
+            return fn(*args, **kwargs)
+        return bound
+
+    def substitute(self, call: Call, natives: Any) -> tuple[list[Any], dict[str, Any]]:
+        def sub(value: Any) -> Any:
+            if isinstance(value, Ref):
+                return natives[value.index]
+            if isinstance(value, DType):
+                return self.native_dtype(value.name)
+            if isinstance(value, tuple):
+                return tuple(sub(v) for v in value)
+            if isinstance(value, list):
+                return [sub(v) for v in value]
+            return value
+        return [sub(a) for a in call.args], {k: sub(v) for k, v in call.kwargs}
+
+    def _fetch(self, result: Any) -> tuple[np.ndarray, ...]:
+        try:
+            return tuple(self._flatten(result))
+        except Exception as exc:
+            raise StageError("fetch") from exc
+
+    def _flatten(self, value: Any) -> list[np.ndarray]:
+        if isinstance(value, tuple | list):
+            out: list[np.ndarray] = []
+            for item in value:
+                out.extend(self._flatten(item))
+            return out
+        if value is None:
+            return []
+        if self.is_tensor(value):
+            return [np.asarray(self.to_numpy(value))]
+        return [np.asarray(value)]
+
+    # ---- reproducers (host side: string building only, no library import) -------------
+    def repro_setup(self) -> str:
+        """Lines after the import (configuration the worker also applies)."""
+        return ""
+
+    def repro_tensor(self, values: str, dtype: str, shape: tuple[int, ...]) -> str:
+        """Expression building a tensor from a Python literal of ``values``."""
+        raise NotImplementedError
+
+    def repro_dtype(self, name: str) -> str:
+        raise NotImplementedError
+
+    def repro_call(self, call_expr: str, tensor_names: list[str]) -> str:
+        """Wrap the plain call expression for a compile mode (identity in eager mode)."""
+        return call_expr
+
+    def repro_to_list(self, expr: str) -> str:
+        """Expression turning one output tensor into ``(nested list, dtype name)``."""
+        raise NotImplementedError
+
+
+def _refs_in(value: Any) -> set[int]:
+    if isinstance(value, Ref):
+        return {value.index}
+    if isinstance(value, tuple | list):
+        found: set[int] = set()
+        for v in value:
+            found |= _refs_in(v)
+        return found
+    return set()

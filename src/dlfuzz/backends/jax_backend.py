@@ -1,0 +1,73 @@
+"""JAX op by op and ``jax.jit`` (XLA on CPU). 64-bit types are enabled, as NumPy has them."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from dlfuzz.backends._threads import worker_threads
+from dlfuzz.backends.base import Backend
+from dlfuzz.cases import Call
+
+
+class JaxBackend(Backend):
+    name = "jax"
+    library = "jax"
+    repro_import = "import jax\nimport jax.numpy as jnp\nimport numpy as np"
+
+    def setup(self) -> None:
+        if worker_threads() == 1:
+            flags = os.environ.get("XLA_FLAGS", "")
+            os.environ["XLA_FLAGS"] = (flags + " --xla_cpu_multi_thread_eigen=false").strip()
+        os.environ.setdefault("JAX_PLATFORMS", "cpu")
+        import jax
+        import jax.numpy as jnp
+
+        jax.config.update("jax_enable_x64", True)
+        self.jax, self.jnp = jax, jnp
+
+    def version(self) -> str:
+        return self.jax.__version__
+
+    def to_native(self, array: np.ndarray) -> Any:
+        return self.jnp.asarray(array)
+
+    def to_numpy(self, value: Any) -> np.ndarray:
+        return np.asarray(value)
+
+    def native_dtype(self, name: str) -> Any:
+        return self.jnp.bool_ if name == "bool" else getattr(self.jnp, name)
+
+    def is_tensor(self, value: Any) -> bool:
+        return isinstance(value, self.jax.Array)
+
+    def repro_setup(self) -> str:
+        return 'jax.config.update("jax_enable_x64", True)'
+
+    def repro_tensor(self, values: str, dtype: str, shape: tuple[int, ...]) -> str:
+        return f"jnp.array({values}, dtype={self.repro_dtype(dtype)}).reshape({shape!r})"
+
+    def repro_dtype(self, name: str) -> str:
+        return "jnp.bool_" if name == "bool" else f"jnp.{name}"
+
+    def repro_helpers(self) -> str:
+        return ("def _as_list(t):\n"
+                "    a = np.asarray(t)\n"
+                "    return (a.astype(np.float64) if a.dtype == jnp.bfloat16 else a).tolist()\n")
+
+
+class JaxJitBackend(JaxBackend):
+    name = "jax-jit"
+    compiled = True
+    case_timeout_factor = 6.0
+
+    def compile(self, call: Call, fn: Callable[..., Any], examples: list[Any],
+                used: list[int]) -> Callable[..., Any]:
+        return self.jax.jit(self.bind(call, fn, used)).lower(*examples).compile()
+
+    def repro_call(self, call_expr: str, tensor_names: list[str]) -> str:
+        params = ", ".join(tensor_names)
+        return f"jax.jit(lambda {params}: {call_expr})({params})"

@@ -1,0 +1,42 @@
+"""NumPy: the float64 reference library and an ordinary backend."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from dlfuzz.backends.base import Backend
+from dlfuzz.cases import DTYPES
+
+
+class NumpyBackend(Backend):
+    name = "numpy"
+    library = "numpy"
+    repro_import = "import numpy as np\nimport ml_dtypes  # bfloat16 for numpy"
+
+    def version(self) -> str:
+        return np.__version__
+
+    def to_native(self, array: np.ndarray) -> Any:
+        return array
+
+    def to_numpy(self, value: Any) -> np.ndarray:
+        return np.asarray(value)
+
+    def native_dtype(self, name: str) -> Any:
+        return DTYPES[name].type
+
+    def is_tensor(self, value: Any) -> bool:
+        return isinstance(value, np.ndarray | np.generic)
+
+    def repro_tensor(self, values: str, dtype: str, shape: tuple[int, ...]) -> str:
+        return f"np.array({values}, dtype={self.repro_dtype(dtype)}).reshape({shape!r})"
+
+    def repro_dtype(self, name: str) -> str:
+        return "ml_dtypes.bfloat16" if name == "bfloat16" else f"np.{name}"
+
+    def repro_helpers(self) -> str:
+        return ("def _as_list(t):\n"
+                "    a = np.asarray(t)\n"
+                "    return (a.astype(np.float64) if a.dtype == ml_dtypes.bfloat16 else a).tolist()\n")

@@ -1,0 +1,75 @@
+"""TensorFlow eager and ``tf.function(jit_compile=True)`` (XLA)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from dlfuzz.backends._threads import worker_threads
+from dlfuzz.backends.base import Backend
+from dlfuzz.cases import Call
+
+
+class TfBackend(Backend):
+    name = "tf"
+    library = "tf"
+    repro_import = ("import numpy as np\nimport tensorflow as tf\n"
+                    "import tensorflow.experimental.numpy as tnp")
+
+    def setup(self) -> None:
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+        import tensorflow as tf
+
+        threads = worker_threads()
+        tf.config.threading.set_intra_op_parallelism_threads(threads)
+        tf.config.threading.set_inter_op_parallelism_threads(threads)
+        tf.experimental.numpy.experimental_enable_numpy_behavior(prefer_float32=False)
+        self.tf = tf
+
+    def version(self) -> str:
+        return self.tf.__version__
+
+    def to_native(self, array: np.ndarray) -> Any:
+        return self.tf.constant(array)
+
+    def to_numpy(self, value: Any) -> np.ndarray:
+        return value.numpy()
+
+    def native_dtype(self, name: str) -> Any:
+        return getattr(self.tf, name)
+
+    def is_tensor(self, value: Any) -> bool:
+        return isinstance(value, self.tf.Tensor | self.tf.Variable)
+
+    def repro_setup(self) -> str:
+        return "tnp.experimental_enable_numpy_behavior(prefer_float32=False)"
+
+    def repro_tensor(self, values: str, dtype: str, shape: tuple[int, ...]) -> str:
+        return f"tf.reshape(tf.constant({values}, dtype=tf.{dtype}), {list(shape)!r})"
+
+    def repro_dtype(self, name: str) -> str:
+        return f"tf.{name}"
+
+    def repro_helpers(self) -> str:
+        return ("def _as_list(t):\n"
+                "    a = np.asarray(t.numpy() if hasattr(t, 'numpy') else t)\n"
+                "    return (a.astype(np.float64) if a.dtype.name == 'bfloat16' else a).tolist()\n")
+
+
+class TfXlaBackend(TfBackend):
+    name = "tf-xla"
+    compiled = True
+    case_timeout_factor = 6.0
+
+    def compile(self, call: Call, fn: Callable[..., Any], examples: list[Any],
+                used: list[int]) -> Callable[..., Any]:
+        function = self.tf.function(self.bind(call, fn, used), jit_compile=True,
+                                    autograph=False)
+        return function.get_concrete_function(*examples)
+
+    def repro_call(self, call_expr: str, tensor_names: list[str]) -> str:
+        params = ", ".join(tensor_names)
+        return (f"tf.function(lambda {params}: {call_expr}, jit_compile=True)({params})")

@@ -1,0 +1,95 @@
+"""PyTorch eager and ``torch.compile`` (Inductor, C++ code generation on CPU)."""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from dlfuzz.backends._threads import worker_threads
+from dlfuzz.backends.base import Backend
+from dlfuzz.cases import Call
+
+
+class TorchBackend(Backend):
+    name = "torch"
+    library = "torch"
+    repro_import = "import torch"
+
+    def setup(self) -> None:
+        import torch
+
+        self.torch = torch
+        torch.set_num_threads(worker_threads())
+
+    def version(self) -> str:
+        return self.torch.__version__
+
+    def to_native(self, array: np.ndarray) -> Any:
+        torch = self.torch
+        if array.dtype.name == "bfloat16":
+            return torch.from_numpy(array.view(np.int16).copy()).view(torch.bfloat16)
+        return torch.from_numpy(array.copy())
+
+    def to_numpy(self, value: Any) -> np.ndarray:
+        torch = self.torch
+        t = value.detach().cpu().resolve_conj().resolve_neg()
+        if t.dtype == torch.bfloat16:
+            import ml_dtypes
+
+            return t.contiguous().view(torch.int16).numpy().view(ml_dtypes.bfloat16)
+        return t.numpy()
+
+    def native_dtype(self, name: str) -> Any:
+        return getattr(self.torch, name)
+
+    def is_tensor(self, value: Any) -> bool:
+        return isinstance(value, self.torch.Tensor)
+
+    def repro_tensor(self, values: str, dtype: str, shape: tuple[int, ...]) -> str:
+        return f"torch.tensor({values}, dtype=torch.{dtype}).reshape({shape!r})"
+
+    def repro_dtype(self, name: str) -> str:
+        return f"torch.{name}"
+
+    def repro_helpers(self) -> str:
+        return ("def _as_list(t):\n"
+                "    if isinstance(t, torch.Tensor):\n"
+                "        t = t.detach().resolve_conj().resolve_neg()\n"
+                "        return (t.double() if t.dtype == torch.bfloat16 else t).tolist()\n"
+                "    return t\n")
+
+
+class TorchCompileBackend(TorchBackend):
+    name = "torch-compile"
+    compiled = True
+    case_timeout_factor = 12.0
+
+    def setup(self) -> None:
+        super().setup()
+        import torch._dynamo
+
+        config = torch._dynamo.config
+        for knob in ("cache_size_limit", "recompile_limit", "accumulated_cache_size_limit",
+                     "accumulated_recompile_limit"):
+            if hasattr(config, knob):
+                setattr(config, knob, 1 << 20)
+        config.suppress_errors = False
+        self._serial = 0
+
+    def compile(self, call: Call, fn: Callable[..., Any], examples: list[Any],
+                used: list[int]) -> Callable[..., Any]:
+        bound = self.bind(call, fn, used)
+        # A fresh code object per specialization: Dynamo keys its cache on code objects,
+        # and sharing one across thousands of calls would make guard checks linear.
+        self._serial += 1
+        code = bound.__code__.replace(co_name=f"dlfuzz_case_{self._serial}")
+        fresh = types.FunctionType(code, bound.__globals__, code.co_name, bound.__defaults__,
+                                   bound.__closure__)
+        return self.torch.compile(fresh, dynamic=False, fullgraph=False)
+
+    def repro_call(self, call_expr: str, tensor_names: list[str]) -> str:
+        params = ", ".join(tensor_names)
+        return f"torch.compile(lambda {params}: {call_expr}, dynamic=False)({params})"

@@ -1,0 +1,1 @@
+"""Sandboxed execution: one long-lived worker process per backend."""

@@ -1,0 +1,78 @@
+"""Name -> "module:Class" registries, resolved lazily.
+
+Heavy libraries load only when a component is chosen, so the registries hold import
+strings rather than classes. Third parties add backends through the ``dlfuzz.backends``
+entry-point group or with a ``package.module:Class`` string wherever a name is accepted.
+"""
+
+from __future__ import annotations
+
+import importlib
+from importlib.metadata import entry_points
+from typing import Any
+
+from dlfuzz.errors import UsageError
+
+BACKENDS: dict[str, str] = {
+    "numpy": "dlfuzz.backends.numpy_backend:NumpyBackend",
+    "torch": "dlfuzz.backends.torch_backend:TorchBackend",
+    "torch-compile": "dlfuzz.backends.torch_backend:TorchCompileBackend",
+    "jax": "dlfuzz.backends.jax_backend:JaxBackend",
+    "jax-jit": "dlfuzz.backends.jax_backend:JaxJitBackend",
+    "tf": "dlfuzz.backends.tf_backend:TfBackend",
+    "tf-xla": "dlfuzz.backends.tf_backend:TfXlaBackend",
+}
+
+ENGINES: dict[str, str] = {
+    "api": "dlfuzz.engines.api.engine:ApiEngine",
+}
+
+ORACLES: dict[str, str] = {
+    "crash": "dlfuzz.oracles.crash:CrashOracle",
+    "status": "dlfuzz.oracles.status:StatusOracle",
+    "differential": "dlfuzz.oracles.differential:DifferentialOracle",
+}
+
+_ENTRY_POINT_GROUPS = {"backend": "dlfuzz.backends", "engine": "dlfuzz.engines"}
+
+
+def _table(kind: str) -> dict[str, str]:
+    base = {"backend": BACKENDS, "engine": ENGINES, "oracle": ORACLES}[kind]
+    merged = dict(base)
+    group = _ENTRY_POINT_GROUPS.get(kind)
+    if group:
+        for ep in entry_points(group=group):
+            merged.setdefault(ep.name, ep.value)
+    return merged
+
+
+def names(kind: str) -> list[str]:
+    """Every registered name of a kind, built-ins first."""
+    return list(_table(kind))
+
+
+def import_string(kind: str, name: str) -> str:
+    """The ``module:Class`` string for ``name``; a dotted ``pkg.mod:Class`` passes through."""
+    if ":" in name:
+        return name
+    table = _table(kind)
+    if name not in table:
+        known = ", ".join(table)
+        raise UsageError(f"unknown {kind} {name!r}; known {kind}s: {known} "
+                         f"(or give a plugin as package.module:Class)")
+    return table[name]
+
+
+def load(kind: str, name: str) -> Any:
+    """Import and return the class registered as ``name``."""
+    target = import_string(kind, name)
+    module_name, _, attr = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise UsageError(f"{kind} {name!r}: cannot import {module_name} ({exc}); "
+                         f"install it or fix the module path") from exc
+    try:
+        return getattr(module, attr)
+    except AttributeError as exc:
+        raise UsageError(f"{kind} {name!r}: module {module_name} has no {attr!r}") from exc
