@@ -1,0 +1,257 @@
+"""A campaign: engine -> executor -> oracles -> triage -> store, until the budget is spent.
+
+Batches are the unit of progress: a batch is proposed, run on every backend, judged,
+triaged and then recorded in one transaction. The engine is re-seeded from (seed, batch
+index), so a campaign resumed after a kill continues with the next batch; cases of the
+batch in flight are lost, confirmed bugs never are (each is stored when confirmed).
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dlfuzz import registry
+from dlfuzz.backends.base import Backend, load_backend_class
+from dlfuzz.cases import ApiCase, Finding, Outcome
+from dlfuzz.errors import UsageError
+from dlfuzz.executor.pool import Pool, WorkerConfig
+from dlfuzz.oracles.base import Oracle, OracleContext
+from dlfuzz.oracles.reference import REFERENCE_PREFERENCE, Judge
+from dlfuzz.settings import CampaignSettings
+from dlfuzz.store.db import Store
+from dlfuzz.triage.triager import Triage, TriageSettings
+
+
+@dataclass
+class Progress:
+    """What the live status shows; updated after every batch."""
+
+    started: float = field(default_factory=time.time)
+    budget_s: float = 0.0
+    elapsed_before: float = 0.0
+    cases: int = 0
+    cases_before: int = 0
+    batches: int = 0
+    findings: int = 0
+    bugs_confirmed: int = 0
+    bugs_flaky: int = 0
+    stats: Counter[str] = field(default_factory=Counter)
+    backends: dict[str, dict[str, Any]] = field(default_factory=dict)
+    state: str = "starting"
+
+    @property
+    def elapsed(self) -> float:
+        return self.elapsed_before + (time.time() - self.started)
+
+    @property
+    def rate(self) -> float:
+        run = time.time() - self.started
+        return self.cases / run if run > 0 else 0.0
+
+
+def resolve_backends(settings: CampaignSettings) -> list[str]:
+    """Selected backends plus reference workers when fewer than two eager libraries."""
+    chosen = list(dict.fromkeys(settings.backends))
+    for name in chosen:
+        registry.import_string("backend", name)  # unknown names fail here, clearly
+    if settings.reference != "auto":
+        return chosen
+    eager_libs = set()
+    for name in chosen:
+        cls = load_backend_class(registry.import_string("backend", name))
+        if not cls.compiled and cls.library in REFERENCE_PREFERENCE:
+            eager_libs.add(cls.library)
+    for lib in ("numpy", "jax"):
+        if len(eager_libs) >= 2:
+            break
+        if lib not in eager_libs:
+            chosen.append(lib)
+            eager_libs.add(lib)
+    return chosen
+
+
+class Campaign:
+    def __init__(self, store: Store, settings: CampaignSettings,
+                 on_progress: Callable[[Progress], None] | None = None) -> None:
+        self.store = store
+        self.settings = settings
+        self.on_progress = on_progress or (lambda p: None)
+        self.backend_names = resolve_backends(settings)
+        pythons, preload = dict(settings.pythons), {}
+        for backend, module in settings.preload:
+            preload.setdefault(backend, []).append(module)
+        self.configs = [
+            WorkerConfig(backend=name, python=pythons.get(name) or WorkerConfig.python,
+                         memory_limit_mb=settings.memory_limit_mb,
+                         case_timeout_s=settings.case_timeout_s,
+                         restart_every=settings.restart_every,
+                         preload=tuple(preload.get(name, ())),
+                         scratch=str(store.root / "scratch" / name), threads=settings.threads)
+            for name in self.backend_names]
+        self.backends: dict[str, Backend] = {
+            c.backend: load_backend_class(c.target)() for c in self.configs}
+        self.library_of = {n: b.library for n, b in self.backends.items()}
+        self.compiled = {n: b.compiled for n, b in self.backends.items()}
+        self.pool = Pool(self.configs)
+        self.oracles: list[Oracle] = [registry.load("oracle", n)()
+                                      for n in registry.names("oracle")]
+        engine_cls = registry.load("engine", settings.engine)
+        libraries = tuple(dict.fromkeys(self.library_of.values()))
+        self.engine = engine_cls(seed=settings.seed, libraries=libraries,
+                                 apis=list(settings.apis) or None)
+        self.progress = Progress(budget_s=settings.budget_s)
+        self._stop = False
+
+    # ---- the pieces the oracles and triage call back into ------------------------------
+    def _runner(self, cases: Sequence[ApiCase], only: Sequence[str]
+                ) -> list[dict[str, Outcome]]:
+        return self.pool.run(cases, only=only)
+
+    def judge_cases(self, items: list[tuple[ApiCase, dict[str, Outcome]]]
+                    ) -> list[list[Finding]]:
+        found: list[list[Finding]] = [[] for _ in items]
+        for oracle in self.oracles:
+            for i, fs in enumerate(oracle.check_many(items, self.ctx)):
+                found[i].extend(fs)
+        return found
+
+    def check(self, case: ApiCase, only: Sequence[str]
+              ) -> tuple[dict[str, Outcome], list[Finding]]:
+        outcomes = self.pool.run([case], only=only)[0]
+        return outcomes, self.judge_cases([(case, outcomes)])[0]
+
+    # ---- running ----------------------------------------------------------------------
+    def start(self) -> dict[str, str]:
+        self.progress.state = "starting workers"
+        self.on_progress(self.progress)
+        versions = self.pool.start()
+        if self.pool.unavailable:
+            self.pool.close()
+            reasons = "; ".join(f"{b}: {r}" for b, r in self.pool.unavailable.items())
+            raise UsageError(f"backend(s) unavailable: {reasons} "
+                             f"(run `dlfuzz backends` for details, or drop them from --backends)")
+        judge = Judge(self._runner, [n for n in self.backend_names if not self.compiled[n]],
+                      self.library_of, seed=self.settings.seed)
+        self.ctx = OracleContext(judge, self.library_of, self.compiled)
+        self.triage = Triage(
+            self.store, self.check, judge, self.backends, versions, self.compiled,
+            TriageSettings(self.settings.confirm_runs, self.settings.reduce,
+                           self.settings.max_reduce_runs),
+            rebuild=getattr(self.engine, "rebuild", None))
+        self.store.set_meta(versions=versions, backends_resolved=self.backend_names)
+        return versions
+
+    def run(self) -> Progress:
+        totals = self.store.totals()
+        p = self.progress
+        p.elapsed_before, p.cases_before = float(totals["seconds"]), int(totals["cases"])
+        self._refresh_bug_counts()
+        self._install_signal_handlers()
+        try:
+            self.start()
+            self._repair_folders()
+            batch = self.store.last_batch() + 1
+            p.state = "fuzzing"
+            while not self._stop and not self._spent():
+                self._run_batch(batch)
+                batch += 1
+            p.state = "done"
+        finally:
+            self.pool.close()
+        self.on_progress(p)
+        return p
+
+    def _spent(self) -> bool:
+        p = self.progress
+        if p.elapsed >= self.settings.budget_s:
+            return True
+        return bool(self.settings.max_cases and p.cases + p.cases_before >= self.settings.max_cases)
+
+    def _run_batch(self, idx: int) -> None:
+        t0 = time.time()
+        if hasattr(self.engine, "reseed"):
+            self.engine.reseed(idx)
+        cases = self.engine.propose(self.settings.batch_size)
+        results = self.pool.run(cases)
+        items = list(zip(cases, results, strict=True))
+        found = self.judge_cases(items)
+        before = Counter(self.ctx.stats)
+        n_findings = 0
+        for (case, outcomes), fs in zip(items, found, strict=True):
+            self.engine.feedback(case, outcomes, fs)
+            seen: set[str] = set()
+            for f in fs:
+                n_findings += 1
+                if f.signature in seen:
+                    continue
+                seen.add(f.signature)
+                self.triage.handle(f, case)
+        p = self.progress
+        p.cases += len(cases)
+        p.batches += 1
+        p.findings += n_findings
+        p.stats = Counter(self.ctx.stats)
+        counters = dict(Counter(self.ctx.stats) - before)
+        counters["findings"] = n_findings
+        health = {}
+        for name, st in self.pool.stats().items():
+            prev = p.backends.get(name, {})
+            row = {"version": st.version, "cases": st.cases, "crashes": st.crashes,
+                   "timeouts": st.timeouts, "restarts": st.restarts,
+                   "rss_mb": st.last_rss_mb}
+            health[name] = {k: (v - prev.get(k, 0) if k in ("cases", "crashes", "timeouts",
+                                                             "restarts") else v)
+                            for k, v in row.items()}
+            p.backends[name] = row
+        self.store.finish_batch(idx, len(cases), n_findings, time.time() - t0, counters, health)
+        self._refresh_bug_counts()
+        self.on_progress(p)
+
+    def _refresh_bug_counts(self) -> None:
+        bugs = self.store.bugs()
+        self.progress.bugs_confirmed = sum(b.status == "confirmed" for b in bugs)
+        self.progress.bugs_flaky = sum(b.status == "flaky" for b in bugs)
+
+    def _repair_folders(self) -> None:
+        """A confirmed bug whose folder was never written (killed in between) gets one now."""
+        for bug in self.store.bugs("confirmed"):
+            if bug.dir and (self.store.root / bug.dir / "meta.json").is_file():
+                continue
+            blob = bug.reduced_blob or bug.case_blob
+            case = self.store.blobs.get(blob)
+            from dlfuzz.cases import Finding as F
+
+            f = F("store", bug.symptom, bug.api, bug.guilty_backend, bug.stage, bug.message,
+                  bug.signature, case.id, tuple(bug.details.items()))
+            outcomes, _ = self.check(case, self.triage.needed_backends(f))
+            self.triage._write(bug.id, f, case, outcomes, {"reduced": bool(bug.reduced_blob),
+                                                          "repaired": True})
+
+    def _install_signal_handlers(self) -> None:
+        def stop(signum: int, frame: Any) -> None:
+            self._stop = True
+            self.progress.state = "stopping after this batch"
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                signal.signal(sig, stop)
+            except ValueError:  # not the main thread (tests): no handlers
+                return
+
+
+def open_campaign(out: Path | None, resume: Path | None, settings: CampaignSettings
+                  ) -> tuple[Store, CampaignSettings]:
+    """A new store for ``out``, or the existing one and its stored settings for ``resume``."""
+    if resume is not None:
+        store = Store.open(resume, "--resume")
+        stored = CampaignSettings.from_json(store.meta()["settings"])
+        return store, stored
+    if out is None:
+        raise UsageError("dlfuzz run needs --out DIR (a new campaign) or --resume DIR")
+    store = Store.create(out, {"settings": settings.to_json()})
+    return store, settings

@@ -1,0 +1,53 @@
+"""``dlfuzz backends``: which backends work here, their versions, why others do not."""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.console import Console
+from rich.table import Table
+
+from dlfuzz import registry
+from dlfuzz.cli.common import parse_list, parse_pairs
+from dlfuzz.errors import UsageError
+from dlfuzz.executor.pool import Pool, WorkerConfig
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("backends", help="list backends, versions, and why any is unavailable")
+    p.add_argument("--require", help="comma-separated backends that must be available "
+                                     "(exit 1 otherwise)")
+    p.add_argument("--python", action="append", metavar="BACKEND=PATH",
+                   help="run a backend's worker under another interpreter")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    names = registry.names("backend")
+    required = parse_list(args.require, "--require") or ()
+    for name in required:
+        registry.import_string("backend", name)
+    pythons = dict(parse_pairs(args.python, "--python"))
+    for name in pythons:
+        if name not in names:
+            raise UsageError(f"--python {name}=...: unknown backend {name!r}")
+    configs = [WorkerConfig(n, python=pythons.get(n) or WorkerConfig.python) for n in names]
+    with Pool(configs) as pool:
+        versions = pool.start()
+        unavailable = dict(pool.unavailable)
+    table = Table(title="dlfuzz backends")
+    for col in ("backend", "library", "mode", "status", "version / reason"):
+        table.add_column(col)
+    for name in names:
+        cls = registry.load("backend", name)
+        mode = "compiled" if cls.compiled else "eager"
+        if name in versions:
+            table.add_row(name, cls.library, mode, "[green]available[/]", versions[name])
+        else:
+            table.add_row(name, cls.library, mode, "[red]unavailable[/]", unavailable[name])
+    Console().print(table)
+    missing = [n for n in required if n not in versions]
+    if missing:
+        Console(stderr=True).print(f"required backend(s) unavailable: {', '.join(missing)}")
+        return 1
+    return 0

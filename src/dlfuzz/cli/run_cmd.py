@@ -1,0 +1,141 @@
+"""``dlfuzz run``: a campaign with a live status; ``--resume DIR`` continues one."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from rich.console import Console, Group
+from rich.live import Live
+from rich.table import Table
+
+from dlfuzz import registry
+from dlfuzz.campaign import Campaign, Progress, open_campaign
+from dlfuzz.cli.common import parse_duration, parse_list, parse_pairs
+from dlfuzz.settings import load_settings
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("run", help="run a fuzzing campaign")
+    p.add_argument("--engine", help=f"engine: {', '.join(registry.names('engine'))}")
+    p.add_argument("--backends", help="comma-separated backends (see `dlfuzz backends`)")
+    p.add_argument("--budget", help="wall-clock budget, e.g. 60s, 10m, 2h "
+                                    "(with --resume: additional time)")
+    p.add_argument("--seed", type=int)
+    p.add_argument("--out", type=Path, help="new campaign directory")
+    p.add_argument("--resume", type=Path, help="continue the campaign in this directory")
+    p.add_argument("--batch-size", type=int)
+    p.add_argument("--timeout", help="per-case timeout, e.g. 10s")
+    p.add_argument("--memory-limit-mb", type=int, help="address-space limit per worker")
+    p.add_argument("--restart-every", type=int, help="restart workers every N cases")
+    p.add_argument("--confirm-runs", type=int)
+    p.add_argument("--no-reduce", action="store_true", help="skip reduction of confirmed bugs")
+    p.add_argument("--max-cases", type=int, help="stop after this many cases")
+    p.add_argument("--apis", help="comma-separated API names to fuzz (default: all)")
+    p.add_argument("--python", action="append", metavar="BACKEND=PATH",
+                   help="run a backend's worker under another interpreter")
+    p.add_argument("--preload", action="append", metavar="BACKEND=MODULE",
+                   help="import MODULE in the backend's worker after its library")
+    p.add_argument("--threads", type=int, help="library threads per worker (default 1)")
+    p.add_argument("--config", type=Path, help="TOML file with a [campaign] table")
+    p.add_argument("--profile", help="named settings: quick, ci, deep")
+    p.add_argument("--quiet", action="store_true", help="no live status; a line per minute")
+    p.set_defaults(func=run)
+
+
+def _overrides(args: argparse.Namespace) -> dict:
+    over = {
+        "engine": args.engine, "backends": parse_list(args.backends, "--backends"),
+        "seed": args.seed, "batch_size": args.batch_size,
+        "memory_limit_mb": args.memory_limit_mb, "restart_every": args.restart_every,
+        "confirm_runs": args.confirm_runs, "max_cases": args.max_cases,
+        "apis": parse_list(args.apis, "--apis"), "threads": args.threads,
+        "budget_s": parse_duration(args.budget) if args.budget else None,
+        "case_timeout_s": parse_duration(args.timeout, "--timeout") if args.timeout else None,
+        "pythons": parse_pairs(args.python, "--python") or None,
+        "preload": parse_pairs(args.preload, "--preload") or None,
+        "reduce": False if args.no_reduce else None,
+    }
+    for key in ("batch_size", "confirm_runs", "memory_limit_mb", "threads"):
+        if over[key] is not None and over[key] < 1:
+            from dlfuzz.errors import UsageError
+
+            raise UsageError(f"--{key.replace('_', '-')} {over[key]}: must be at least 1")
+    return over
+
+
+def run(args: argparse.Namespace) -> int:
+    over = _overrides(args)
+    if args.resume is not None and args.out is not None:
+        from dlfuzz.errors import UsageError
+
+        raise UsageError("give either --out DIR (new campaign) or --resume DIR, not both")
+    if over["engine"] is not None:
+        registry.import_string("engine", over["engine"])
+    settings = load_settings(args.config, args.profile, over)
+    store, settings = open_campaign(args.out, args.resume, settings)
+    if args.resume is not None:
+        done = store.totals()["seconds"]
+        extra = over["budget_s"] or max(settings.budget_s - done, 0.0)
+        settings = replace(settings, budget_s=done + extra)
+    console = Console(stderr=True)
+    live_mode = console.is_terminal and not args.quiet
+    status = _Status(console, live_mode)
+    try:
+        campaign = Campaign(store, settings, status.update)
+        with status:
+            progress = campaign.run()
+    finally:
+        store.close()
+    root = store.root
+    Console().print(f"campaign {root}: {progress.cases} cases this run, "
+                    f"{progress.bugs_confirmed} confirmed bug(s), {progress.bugs_flaky} flaky; "
+                    f"see `dlfuzz findings {root}` and `dlfuzz report {root}`")
+    return 0
+
+
+class _Status:
+    """Live rich panel on a terminal; otherwise a plain line every 30 s (CI logs)."""
+
+    def __init__(self, console: Console, live: bool) -> None:
+        self.console = console
+        self.live = Live(console=console, refresh_per_second=4) if live else None
+        self.last_line = 0.0
+
+    def __enter__(self) -> _Status:
+        if self.live:
+            self.live.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.live:
+            self.live.__exit__(*exc)
+
+    def update(self, p: Progress) -> None:
+        if self.live:
+            self.live.update(render(p))
+        elif time.time() - self.last_line > 30 or p.state == "done":
+            self.last_line = time.time()
+            print(f"[dlfuzz] {p.state}: {p.elapsed:.0f}/{p.budget_s:.0f}s, {p.cases} cases "
+                  f"({p.rate:.0f}/s), {p.findings} findings, {p.bugs_confirmed} bugs "
+                  f"confirmed, {p.bugs_flaky} flaky", file=sys.stderr, flush=True)
+
+
+def render(p: Progress) -> Group:
+    head = Table.grid(padding=(0, 2))
+    head.add_row("state", p.state, "elapsed", f"{p.elapsed:.0f} / {p.budget_s:.0f} s")
+    head.add_row("cases", f"{p.cases + p.cases_before}", "cases/s", f"{p.rate:.0f}")
+    head.add_row("findings", str(p.findings), "bugs", f"{p.bugs_confirmed} confirmed, "
+                 f"{p.bugs_flaky} flaky")
+    head.add_row("suspicious", str(p.stats.get("suspicious", 0)), "rejections",
+                 str(p.stats.get("rejections", 0)))
+    table = Table(title="backends")
+    for col in ("backend", "version", "cases", "crashes", "timeouts", "restarts", "rss MB"):
+        table.add_column(col)
+    for name, row in sorted(p.backends.items()):
+        table.add_row(name, str(row["version"]), str(row["cases"]), str(row["crashes"]),
+                      str(row["timeouts"]), str(row["restarts"]), f"{row['rss_mb']:.0f}")
+    return Group(head, table)

@@ -1,0 +1,1 @@
+"""Oracles: look at one case and its outcomes, return findings."""

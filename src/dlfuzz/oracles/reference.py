@@ -1,0 +1,249 @@
+"""Who is wrong: a float64 reference agreed on by independent libraries.
+
+When backends disagree on a case, the case is re-run with its floating inputs upcast to
+float64 (exactly: every float16/bfloat16/float32 value is a float64 value) on every eager
+reference library at hand, and twice more with those inputs nudged by one rounding of
+their original dtype. Two or more libraries whose float64 results agree form the
+reference; the nudged runs measure how much the true result can move under the rounding
+any implementation of the original dtype must do (the sensitivity). A backend is guilty
+when it is further from the reference than its dtype's tolerance plus that sensitivity,
+and further than its same-dtype peers by a clear margin. Without an agreeing reference,
+the backends vote (LEMON): a clear majority of libraries outvotes the rest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from dlfuzz.cases import COMPLEX_DTYPES, FLOAT_DTYPES, ApiCase, Outcome, Tensor
+from dlfuzz.oracles.compare import Deviation, deviation, round_to, structure
+from dlfuzz.oracles.tolerances import Tolerance, epsilon, tolerance_for
+
+REFERENCE_PREFERENCE = ("numpy", "jax", "torch", "tf")
+Runner = Callable[[Sequence[ApiCase], Sequence[str]], list[dict[str, Outcome]]]
+
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    """Named, documented knobs of the judge (see docs/oracles.md)."""
+
+    sensitivity_factor: float = 4.0  # allowed += factor * observed sensitivity
+    outlier_factor: float = 10.0  # guilty only if this many times worse than same-dtype peers
+    consensus_rtol: float = 1e-6  # float64 results of two libraries agree within this
+    nudges: int = 2  # nudged reference runs for the sensitivity estimate
+
+
+@dataclass
+class Reference:
+    outputs: tuple[np.ndarray, ...]
+    libraries: tuple[str, ...]
+    sensitivity: tuple[np.ndarray, ...] | None
+    method: str  # "float64" | "vote"
+    backend_outputs: dict[str, tuple[np.ndarray, ...]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    backend: str
+    deviations: tuple[Deviation, ...]
+    guilty: bool
+    ratio: float
+    symptom: str  # numeric | nan | shape
+
+
+def upcast(case: ApiCase) -> ApiCase:
+    """The case with floating inputs in float64 (complex in complex128)."""
+    tensors = []
+    for t in case.tensors:
+        if t.dtype in FLOAT_DTYPES:
+            tensors.append(Tensor.from_numpy(t.to_numpy().astype(np.float64)))
+        elif t.dtype in COMPLEX_DTYPES:
+            tensors.append(Tensor.from_numpy(t.to_numpy().astype(np.complex128)))
+        else:
+            tensors.append(t)
+    return case.with_tensors(tuple(tensors))
+
+
+def nudge(case: ApiCase, rng: np.random.Generator) -> ApiCase:
+    """Upcast, then move each floating input by up to one epsilon of its own dtype."""
+    tensors = []
+    for t in case.tensors:
+        eps = epsilon(t.dtype)
+        arr = t.to_numpy()
+        if eps and arr.size:
+            wide = arr.astype(np.complex128 if t.dtype in COMPLEX_DTYPES else np.float64)
+            factor = 1.0 + eps * rng.uniform(-1.0, 1.0, size=arr.shape)
+            with np.errstate(invalid="ignore", over="ignore"):
+                tensors.append(Tensor.from_numpy(wide * factor))
+        else:
+            tensors.append(upcast(case.with_tensors((t,))).tensors[0])
+    return case.with_tensors(tuple(tensors))
+
+
+def _outputs(outcome: Outcome) -> tuple[np.ndarray, ...]:
+    return tuple(t.to_numpy() for t in outcome.outputs)
+
+
+def _close(a: tuple[np.ndarray, ...], b: tuple[np.ndarray, ...], tol: Tolerance,
+           sens: tuple[np.ndarray, ...] | None) -> bool:
+    if structure(a) != structure(b):
+        return False
+    for i, (x, y) in enumerate(zip(a, b, strict=True)):
+        s = sens[i] if sens is not None and sens[i].shape == x.shape else None
+        if deviation(x, y, tol, s).ratio > 1.0:
+            return False
+    return True
+
+
+def _sensitivity(base: tuple[np.ndarray, ...], nudged: list[tuple[np.ndarray, ...]]
+                 ) -> tuple[np.ndarray, ...] | None:
+    """Per element, the largest move of the float64 result under the nudges."""
+    if not nudged or any(structure(n) != structure(base) for n in nudged):
+        return None
+    out = []
+    for i, b in enumerate(base):
+        bb = b.astype(np.complex128 if b.dtype.kind == "c" else np.float64)
+        moves = []
+        for n in nudged:
+            nn = n[i].astype(bb.dtype)
+            with np.errstate(invalid="ignore", over="ignore"):
+                m = np.abs(nn - bb)
+            # A nudge that flips finiteness means the result is unstable here.
+            m = np.where(np.isfinite(nn) != np.isfinite(bb), np.inf, m)
+            m = np.where(np.isnan(nn) & np.isnan(bb), 0.0, m)
+            moves.append(np.where(np.isnan(m), np.inf, m))
+        out.append(np.max(np.stack(moves), axis=0) if moves else np.zeros(b.shape))
+    return tuple(out)
+
+
+class Judge:
+    """Computes references (lazily, only on disagreement) and verdicts per backend."""
+
+    def __init__(self, runner: Runner, eager_backends: Sequence[str],
+                 library_of: dict[str, str], settings: JudgeSettings | None = None,
+                 seed: int = 0) -> None:
+        self.runner = runner
+        self.library_of = library_of
+        order = {lib: i for i, lib in enumerate(REFERENCE_PREFERENCE)}
+        self.reference_backends = sorted(
+            (b for b in eager_backends if library_of.get(b) in order),
+            key=lambda b: order[library_of[b]])
+        self.settings = settings or JudgeSettings()
+        self.rng = np.random.default_rng(seed)
+        self.reference_runs = 0
+
+    # ---- reference -----------------------------------------------------------------
+    def reference(self, case: ApiCase, outcomes: dict[str, Outcome]) -> Reference | None:
+        return self.references([(case, outcomes)])[0]
+
+    def references(self, items: Sequence[tuple[ApiCase, dict[str, Outcome]]]
+                   ) -> list[Reference | None]:
+        """References for many cases with one round trip to the workers."""
+        variants: list[ApiCase] = []
+        spans: list[tuple[int, int, list[str]]] = []
+        for case, _ in items:
+            backends = [b for b in self.reference_backends
+                        if case.call_for(self.library_of[b]) is not None]
+            start = len(variants)
+            if len(backends) >= 2:
+                variants.append(upcast(case))
+                variants.extend(nudge(case, self.rng) for _ in range(self.settings.nudges))
+            spans.append((start, len(variants), backends))
+        runs = self.runner(variants, self.reference_backends) if variants else []
+        self.reference_runs += len(variants)
+        out: list[Reference | None] = []
+        for (_case, outcomes), (start, stop, backends) in zip(items, spans, strict=True):
+            ref = self._consensus(runs[start:stop], backends) if stop > start else None
+            out.append(ref if ref is not None else self._vote(outcomes))
+        return out
+
+    def _consensus(self, runs: list[dict[str, Outcome]], backends: list[str]
+                   ) -> Reference | None:
+        base: dict[str, tuple[np.ndarray, ...]] = {}
+        sens: dict[str, tuple[np.ndarray, ...] | None] = {}
+        for b in backends:
+            first = runs[0].get(b)
+            if first is None or not first.ok:
+                continue
+            base[b] = _outputs(first)
+            nudged = [_outputs(r[b]) for r in runs[1:] if b in r and r[b].ok]
+            sens[b] = _sensitivity(base[b], nudged)
+        tol = Tolerance(self.settings.consensus_rtol, 1e-12)
+        names = list(base)
+        for i, a in enumerate(names):
+            agreeing = [a]
+            for b in names[i + 1:]:
+                s = _max_sens(sens.get(a), sens.get(b))
+                if self.library_of[b] != self.library_of[a] and _close(base[a], base[b], tol, s):
+                    agreeing.append(b)
+            if len(agreeing) >= 2:
+                return Reference(base[a], tuple(self.library_of[x] for x in agreeing),
+                                 sens.get(a), "float64", base)
+        return None
+
+    def _vote(self, outcomes: dict[str, Outcome]) -> Reference | None:
+        """LEMON's voting: the output a strict majority of distinct libraries agree on."""
+        ok = {b: _outputs(o) for b, o in outcomes.items() if o.ok}
+        libraries = {self.library_of.get(b, b) for b in ok}
+        for out in ok.values():
+            tol = tolerance_for(out[0].dtype.name if out else "float64")
+            agreeing = {self.library_of.get(x, x) for x, other in ok.items()
+                        if _close(out, other, _loosest(out, other, tol), None)}
+            if len(agreeing) >= 2 and len(agreeing) * 2 > len(libraries):
+                return Reference(out, tuple(sorted(agreeing)), None, "vote", ok)
+        return None
+
+    # ---- verdicts ------------------------------------------------------------------
+    def verdicts(self, outcomes: dict[str, Outcome], ref: Reference) -> list[Verdict]:
+        raw: dict[str, tuple[tuple[Deviation, ...], float, str]] = {}
+        for b, o in outcomes.items():
+            if not o.ok:
+                continue
+            outs = _outputs(o)
+            if structure(outs) != structure(ref.outputs):
+                raw[b] = ((), float("inf"), "shape")
+                continue
+            devs = []
+            for i, (x, r) in enumerate(zip(outs, ref.outputs, strict=True)):
+                s = None
+                if ref.sensitivity is not None:
+                    s = ref.sensitivity[i] * self.settings.sensitivity_factor
+                devs.append(deviation(x, round_to(r, x), tolerance_for(_dtype_name(x)), s))
+            ratio = max((d.ratio for d in devs), default=0.0)
+            symptom = "nan" if any(d.non_finite for d in devs) else "numeric"
+            raw[b] = (tuple(devs), ratio, symptom)
+        out = []
+        for b, (devs, ratio, symptom) in raw.items():
+            guilty = ratio > 1.0
+            if guilty and symptom != "shape":
+                dtype = _out_dtype(outcomes[b])
+                peers = [r for p, (_, r, _) in raw.items()
+                         if p != b and _out_dtype(outcomes[p]) == dtype]
+                if peers:
+                    guilty = ratio > self.settings.outlier_factor * max(float(np.median(peers)),
+                                                                        1e-12)
+            out.append(Verdict(b, devs, guilty, ratio, symptom))
+        return out
+
+
+def _max_sens(a: tuple[np.ndarray, ...] | None, b: tuple[np.ndarray, ...] | None
+              ) -> tuple[np.ndarray, ...] | None:
+    if a is None or b is None:
+        return a if b is None else b
+    return tuple(np.maximum(x, y) if x.shape == y.shape else x for x, y in zip(a, b, strict=True))
+
+
+def _loosest(a: tuple[np.ndarray, ...], b: tuple[np.ndarray, ...], tol: Tolerance) -> Tolerance:
+    tols = [tolerance_for(_dtype_name(x)) for x in (*a, *b)] + [tol]
+    return Tolerance(max(t.rtol for t in tols), max(t.atol for t in tols))
+
+
+def _dtype_name(array: np.ndarray) -> str:
+    return array.dtype.name
+
+
+def _out_dtype(outcome: Outcome) -> str:
+    return ",".join(t.dtype for t in outcome.outputs)

@@ -1,0 +1,101 @@
+"""Per-dtype tolerances and the numeric metrics of the papers, by name.
+
+The default table is ``torch.testing.assert_close``'s. The metrics LEMON (D_MAD),
+DLJSFuzzer (max-abs) and TensorJSFuzz (mean-abs) used are here so a campaign can report
+them or select them; dlfuzz's own verdicts use the tolerance-plus-sensitivity judge of
+``reference.py``, which is tighter where the computation is well conditioned and looser
+exactly where the dtype cannot promise more.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from dlfuzz.cases import DTYPES
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    rtol: float
+    atol: float
+
+
+# torch.testing.assert_close defaults; complex types follow their component type.
+ASSERT_CLOSE: dict[str, Tolerance] = {
+    "float16": Tolerance(1e-3, 1e-5),
+    "bfloat16": Tolerance(1.6e-2, 1e-5),
+    "float32": Tolerance(1.3e-6, 1e-5),
+    "float64": Tolerance(1e-7, 1e-7),
+    "complex64": Tolerance(1.3e-6, 1e-5),
+    "complex128": Tolerance(1e-7, 1e-7),
+}
+EXACT = Tolerance(0.0, 0.0)
+
+
+def tolerance_for(dtype: str) -> Tolerance:
+    """Integers and bools compare exactly."""
+    return ASSERT_CLOSE.get(dtype, EXACT)
+
+
+def epsilon(dtype: str) -> float:
+    """Machine epsilon of a floating dtype (of its component for complex); 0 otherwise."""
+    if dtype in ("complex64",):
+        return float(np.finfo(np.float32).eps)
+    if dtype in ("complex128",):
+        return float(np.finfo(np.float64).eps)
+    if dtype in ASSERT_CLOSE:
+        return float(np.finfo(DTYPES[dtype]).eps)
+    return 0.0
+
+
+def coarser(a: str, b: str) -> str:
+    """Of two dtypes, the one with the looser tolerance."""
+    ta, tb = tolerance_for(a), tolerance_for(b)
+    return a if (ta.rtol, ta.atol) >= (tb.rtol, tb.atol) else b
+
+
+def as_comparable(array: np.ndarray) -> np.ndarray:
+    """Values in a dtype every library's output converts to exactly (float64/complex128)."""
+    if array.dtype.kind == "c":
+        return array.astype(np.complex128)
+    if array.dtype.kind == "b":
+        return array.astype(np.int64)
+    if array.dtype.kind in "iu":
+        return array  # exact integer comparison; no float rounding of int64
+    return array.astype(np.float64)
+
+
+# ---- the papers' metrics, by name -----------------------------------------------------
+
+def max_abs(a: np.ndarray, b: np.ndarray) -> float:
+    """DLJSFuzzer: the largest absolute difference (threshold 0.15 in the paper)."""
+    d = _finite_diff(a, b)
+    return float(d.max()) if d.size else 0.0
+
+
+def mean_abs(a: np.ndarray, b: np.ndarray) -> float:
+    """TensorJSFuzz: the mean absolute difference (threshold 1000 in the paper)."""
+    d = _finite_diff(a, b)
+    return float(d.mean()) if d.size else 0.0
+
+
+def d_mad(a: np.ndarray, b: np.ndarray, truth: np.ndarray) -> float:
+    """LEMON's D_MAD of two outputs against a ground truth (threshold 0.4)."""
+    ta = float(np.mean(np.abs(as_comparable(a) - as_comparable(truth))))
+    tb = float(np.mean(np.abs(as_comparable(b) - as_comparable(truth))))
+    return 0.0 if ta + tb == 0 else abs(ta - tb) / (ta + tb)
+
+
+def _finite_diff(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    d = np.abs(as_comparable(a).astype(np.complex128) - as_comparable(b).astype(np.complex128))
+    return d[np.isfinite(d)]
+
+
+METRICS: dict[str, Callable[..., float]] = {
+    "max_abs": max_abs,
+    "mean_abs": mean_abs,
+    "d_mad": d_mad,
+}

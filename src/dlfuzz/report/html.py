@@ -1,0 +1,110 @@
+"""Static HTML report of a campaign: summary, backends, bugs with inputs, outputs, repros.
+
+Everything shown comes from the store and the bug folders, and every piece of text is
+HTML-escaped: exception messages and library output are untrusted.
+"""
+
+from __future__ import annotations
+
+import json
+from html import escape
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dlfuzz.store.db import BugRow, Store
+
+_CSS = """
+body{font-family:system-ui,sans-serif;margin:2em;max-width:70em;color:#222}
+table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.3em .6em;
+text-align:left;vertical-align:top}th{background:#f3f3f3}pre{background:#f7f7f7;padding:.8em;
+overflow:auto;max-height:30em}.confirmed{color:#a00}.flaky{color:#888}
+section{border-top:2px solid #ddd;margin-top:2em}
+"""
+
+
+def _preview(path: Path, limit: int = 64) -> list[tuple[str, str]]:
+    rows = []
+    if not path.is_file():
+        return rows
+    with np.load(path) as data:
+        for key in data.files:
+            arr = data[key]
+            flat = arr.reshape(-1)[:limit]
+            more = " …" if arr.size > limit else ""
+            rows.append((f"{key} {arr.dtype}{list(arr.shape)}",
+                         np.array2string(flat, threshold=limit, max_line_width=100) + more))
+    return rows
+
+
+def _kv_table(rows: list[tuple[str, Any]]) -> str:
+    body = "".join(f"<tr><th>{escape(str(k))}</th><td>{escape(str(v))}</td></tr>"
+                   for k, v in rows)
+    return f"<table>{body}</table>"
+
+
+def _bug_section(store: Store, bug: BugRow) -> str:
+    parts = [f'<section id="{escape(bug.id)}"><h2>{escape(bug.id)}: '
+             f'{escape(bug.symptom)} in {escape(bug.guilty_backend or "?")} — '
+             f'{escape(bug.api)}</h2>']
+    parts.append(_kv_table([("status", bug.status), ("stage", bug.stage),
+                            ("message", bug.message), ("occurrences", bug.occurrences),
+                            ("confirmation", f"{bug.confirm_hits}/{bug.confirm_runs} re-runs"),
+                            ("signature", bug.signature)]))
+    folder = store.root / bug.dir if bug.dir else None
+    if folder is None or not (folder / "meta.json").is_file():
+        parts.append("<p>No folder (only confirmed bugs get one).</p></section>")
+        return "".join(parts)
+    meta = json.loads((folder / "meta.json").read_text())
+    if meta.get("reduced"):
+        parts.append(f"<p>Reduced in {meta.get('reduce_runs')} runs.</p>")
+    parts.append("<h3>Case</h3><pre>" + escape((folder / "case.json").read_text()) + "</pre>")
+    parts.append("<h3>Inputs</h3>" + _kv_table(_preview(folder / "inputs.npz")))
+    parts.append("<h3>Outputs per backend</h3>")
+    for out in sorted((folder / "outputs").glob("*.npz")):
+        parts.append(f"<h4>{escape(out.stem)}</h4>" + _kv_table(_preview(out)))
+    log = (folder / "error.log").read_text(errors="replace")
+    parts.append("<h3>Statuses and errors</h3><pre>" + escape(log[-20000:]) + "</pre>")
+    for backend, name in sorted(meta.get("repro", {}).items()):
+        text = (folder / name).read_text()
+        parts.append(f"<h3>Reproducer for {escape(backend)} "
+                     f"(<code>{escape(str(folder / name))}</code>)</h3>"
+                     f"<pre>{escape(text)}</pre>")
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def write_report(store: Store, out: Path | None = None) -> Path:
+    out = out or store.root / "report" / "index.html"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    meta = store.meta()
+    totals = store.totals()
+    bugs = store.bugs()
+    confirmed = [b for b in bugs if b.confirmed]
+    settings = meta.get("settings", {})
+    html = [f"<!doctype html><html><head><meta charset='utf-8'><title>dlfuzz report</title>"
+            f"<style>{_CSS}</style></head><body><h1>dlfuzz campaign report</h1>"]
+    html.append(_kv_table([
+        ("directory", store.root), ("engine", settings.get("engine")),
+        ("backends", ", ".join(meta.get("backends_resolved", settings.get("backends", [])))),
+        ("seed", settings.get("seed")), ("cases", totals["cases"]),
+        ("time", f"{totals['seconds']:.0f} s"), ("confirmed bugs", len(confirmed)),
+        ("flaky findings", sum(b.status == "flaky" for b in bugs))]))
+    html.append("<h2>Backends</h2><table><tr><th>backend</th><th>version</th><th>cases</th>"
+                "<th>crashes</th><th>timeouts</th><th>restarts</th></tr>")
+    for r in store.backend_rows():
+        html.append("<tr>" + "".join(f"<td>{escape(str(r[k]))}</td>" for k in
+                    ("name", "version", "cases", "crashes", "timeouts", "restarts")) + "</tr>")
+    html.append("</table><h2>Bugs</h2><table><tr><th>id</th><th>status</th><th>symptom</th>"
+                "<th>guilty</th><th>API</th><th>message</th></tr>")
+    for b in bugs:
+        html.append(f"<tr><td><a href='#{escape(b.id)}'>{escape(b.id)}</a></td>"
+                    f"<td class='{escape(b.status)}'>{escape(b.status)}</td>"
+                    f"<td>{escape(b.symptom)}</td><td>{escape(b.guilty_backend)}</td>"
+                    f"<td>{escape(b.api)}</td><td>{escape(b.message[:200])}</td></tr>")
+    html.append("</table>")
+    html.extend(_bug_section(store, b) for b in bugs)
+    html.append("</body></html>")
+    out.write_text("".join(html))
+    return out

@@ -1,0 +1,222 @@
+"""Transactional campaign store.
+
+Every write is one SQLite transaction in WAL mode, so a campaign killed with SIGKILL at any
+instant leaves the database consistent; a bug's folder is written to a temporary name and
+renamed into place before its row says it exists, so a row never points to half a folder.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from dlfuzz.errors import UsageError
+from dlfuzz.store.artifacts import BlobStore
+
+DB_NAME = "campaign.db"
+FORMAT = "dlfuzz-campaign/1"
+
+
+@dataclass(frozen=True)
+class BugRow:
+    id: str
+    signature: str
+    symptom: str
+    guilty_backend: str
+    api: str
+    stage: str
+    message: str
+    status: str
+    occurrences: int
+    case_blob: str
+    reduced_blob: str | None
+    confirm_runs: int
+    confirm_hits: int
+    dir: str | None
+    details: dict[str, Any]
+    created_at: float
+    updated_at: float
+
+    @property
+    def confirmed(self) -> bool:
+        return self.status == "confirmed"
+
+
+class Store:
+    """The campaign directory: ``campaign.db``, ``blobs/``, ``bugs/``."""
+
+    def __init__(self, root: Path, conn: sqlite3.Connection) -> None:
+        self.root = root
+        self.conn = conn
+        self.blobs = BlobStore(root / "blobs")
+        self.bugs_dir = root / "bugs"
+
+    # ---- opening --------------------------------------------------------------------
+    @classmethod
+    def create(cls, root: Path, meta: dict[str, Any]) -> Store:
+        root = Path(root)
+        if (root / DB_NAME).exists():
+            raise UsageError(f"--out {root}: a campaign already exists there; "
+                             f"continue it with --resume {root} or choose another --out")
+        if root.exists() and not root.is_dir():
+            raise UsageError(f"--out {root}: exists and is not a directory")
+        if root.exists() and any(root.iterdir()):
+            raise UsageError(f"--out {root}: directory is not empty and holds no campaign; "
+                             f"choose an empty or new directory")
+        root.mkdir(parents=True, exist_ok=True)
+        store = cls._connect(root)
+        with store.conn:
+            store.conn.executescript(resources.files("dlfuzz.store").joinpath(
+                "schema.sql").read_text())
+            store._put_meta({"format": FORMAT, "created_at": time.time(), **meta})
+        return store
+
+    @classmethod
+    def open(cls, root: Path, purpose: str = "DIR") -> Store:
+        root = Path(root)
+        if not root.is_dir():
+            raise UsageError(f"{purpose} {root}: no such directory")
+        if not (root / DB_NAME).is_file():
+            raise UsageError(f"{purpose} {root}: not a dlfuzz campaign directory "
+                             f"(no {DB_NAME}); give the --out directory of a `dlfuzz run`")
+        try:
+            store = cls._connect(root)
+            fmt = store.meta().get("format")
+        except sqlite3.DatabaseError as exc:
+            raise UsageError(f"{purpose} {root}: {DB_NAME} is unreadable ({exc})") from exc
+        if fmt != FORMAT:
+            raise UsageError(f"{purpose} {root}: campaign format {fmt!r} is not {FORMAT!r}")
+        return store
+
+    @classmethod
+    def _connect(cls, root: Path) -> Store:
+        conn = sqlite3.connect(root / DB_NAME, timeout=30, isolation_level=None)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.row_factory = sqlite3.Row
+        return cls(root, conn)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    # ---- meta and counters ------------------------------------------------------------
+    def _put_meta(self, values: dict[str, Any]) -> None:
+        self.conn.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+                              [(k, json.dumps(v)) for k, v in values.items()])
+
+    def set_meta(self, **values: Any) -> None:
+        with self._tx():
+            self._put_meta(values)
+
+    def meta(self) -> dict[str, Any]:
+        return {r["key"]: json.loads(r["value"])
+                for r in self.conn.execute("SELECT key, value FROM meta")}
+
+    def counters(self) -> dict[str, int]:
+        return {r["name"]: r["value"] for r in self.conn.execute("SELECT * FROM counters")}
+
+    # ---- batches ------------------------------------------------------------------------
+    def finish_batch(self, idx: int, cases: int, findings: int, seconds: float,
+                     counters: dict[str, int], backends: dict[str, dict[str, Any]]) -> None:
+        """Record a finished batch, its counters and backend health in one transaction."""
+        with self._tx():
+            self.conn.execute("INSERT OR REPLACE INTO batches VALUES (?, ?, ?, ?, ?)",
+                              (idx, cases, findings, seconds, time.time()))
+            for name, value in counters.items():
+                self.conn.execute(
+                    "INSERT INTO counters(name, value) VALUES (?, ?) ON CONFLICT(name) "
+                    "DO UPDATE SET value = value + excluded.value", (name, int(value)))
+            for name, row in backends.items():
+                self.conn.execute(
+                    "INSERT INTO backends(name, version, cases, crashes, timeouts, restarts) "
+                    "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(name) DO UPDATE SET "
+                    "version = excluded.version, cases = cases + excluded.cases, "
+                    "crashes = crashes + excluded.crashes, "
+                    "timeouts = timeouts + excluded.timeouts, "
+                    "restarts = restarts + excluded.restarts",
+                    (name, row["version"], row["cases"], row["crashes"], row["timeouts"],
+                     row["restarts"]))
+
+    def last_batch(self) -> int:
+        row = self.conn.execute("SELECT MAX(idx) AS m FROM batches").fetchone()
+        return -1 if row["m"] is None else int(row["m"])
+
+    def totals(self) -> dict[str, float]:
+        row = self.conn.execute("SELECT COUNT(*) AS n, COALESCE(SUM(cases), 0) AS cases, "
+                                "COALESCE(SUM(seconds), 0) AS seconds FROM batches").fetchone()
+        return {"batches": row["n"], "cases": row["cases"], "seconds": row["seconds"]}
+
+    def backend_rows(self) -> list[dict[str, Any]]:
+        return [dict(r) for r in self.conn.execute("SELECT * FROM backends ORDER BY name")]
+
+    # ---- bugs -------------------------------------------------------------------------
+    def bug_by_signature(self, signature: str) -> BugRow | None:
+        row = self.conn.execute("SELECT * FROM bugs WHERE signature = ?", (signature,)
+                                ).fetchone()
+        return _bug(row) if row else None
+
+    def bug(self, bug_id: str) -> BugRow | None:
+        row = self.conn.execute("SELECT * FROM bugs WHERE id = ?", (bug_id,)).fetchone()
+        return _bug(row) if row else None
+
+    def bugs(self, status: str | None = None) -> list[BugRow]:
+        if status is None:
+            rows = self.conn.execute("SELECT * FROM bugs ORDER BY created_at")
+        else:
+            rows = self.conn.execute("SELECT * FROM bugs WHERE status = ? ORDER BY created_at",
+                                     (status,))
+        return [_bug(r) for r in rows]
+
+    def add_bug(self, row: BugRow) -> None:
+        with self._tx():
+            self.conn.execute(
+                "INSERT INTO bugs(id, signature, symptom, guilty_backend, api, stage, message, "
+                "status, occurrences, case_blob, reduced_blob, confirm_runs, confirm_hits, dir, "
+                "details, created_at, updated_at) VALUES "
+                "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (row.id, row.signature, row.symptom, row.guilty_backend, row.api, row.stage,
+                 row.message, row.status, row.occurrences, row.case_blob, row.reduced_blob,
+                 row.confirm_runs, row.confirm_hits, row.dir, json.dumps(row.details),
+                 row.created_at, row.updated_at))
+
+    def update_bug(self, bug_id: str, **fields: Any) -> None:
+        if "details" in fields:
+            fields["details"] = json.dumps(fields["details"])
+        fields["updated_at"] = time.time()
+        cols = ", ".join(f"{k} = ?" for k in fields)
+        with self._tx():
+            self.conn.execute(f"UPDATE bugs SET {cols} WHERE id = ?", (*fields.values(), bug_id))
+
+    def count_occurrence(self, bug_id: str) -> None:
+        with self._tx():
+            self.conn.execute("UPDATE bugs SET occurrences = occurrences + 1 WHERE id = ?",
+                              (bug_id,))
+
+    # ---- helpers ----------------------------------------------------------------------
+    def _tx(self) -> _Transaction:
+        return _Transaction(self.conn)
+
+
+class _Transaction:
+    """BEGIN IMMEDIATE ... COMMIT, rolled back on any exception."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.conn.execute("BEGIN IMMEDIATE")
+        return self.conn
+
+    def __exit__(self, exc_type: object, *rest: object) -> None:
+        self.conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
+
+
+def _bug(row: sqlite3.Row) -> BugRow:
+    data = dict(row)
+    data["details"] = json.loads(data["details"] or "{}")
+    return BugRow(**data)

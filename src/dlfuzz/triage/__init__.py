@@ -1,0 +1,1 @@
+"""Triage: raw findings -> confirmed, deduplicated, reduced bugs with reproducers."""

@@ -1,0 +1,93 @@
+"""A bug is a folder: case, inputs, outputs per backend, error log, metadata, reproducers.
+
+Written under a temporary name and renamed into place, so a reader (the report, a
+resumed campaign) never sees half a bug.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dlfuzz.backends.base import Backend
+from dlfuzz.cases import ApiCase, Outcome
+from dlfuzz.store.artifacts import replace_dir, write_atomic
+from dlfuzz.triage.repro import Expectation, reproducer
+
+
+@dataclass(frozen=True)
+class BugFolder:
+    bug_id: str
+    title: str
+    case: ApiCase
+    outcomes: dict[str, Outcome]
+    expectation: Expectation
+    backends: dict[str, Backend]  # backend name -> instance (host side, for repro text)
+    versions: dict[str, str]
+    meta: dict[str, Any]
+
+
+def repro_name(backend: str) -> str:
+    return f"repro_{backend.replace('-', '_')}.py"
+
+
+def _npz(arrays: dict[str, np.ndarray]) -> bytes:
+    buf = io.BytesIO()
+    safe = {k: (v.astype(np.float32) if v.dtype.name == "bfloat16" else v)
+            for k, v in arrays.items()}
+    np.savez(buf, **safe)
+    return buf.getvalue()
+
+
+def case_description(case: ApiCase) -> dict[str, Any]:
+    """A readable account of a case (the pickle beside it is the exact one)."""
+    return {
+        "api": case.api,
+        "params": {k: repr(v) for k, v in case.params},
+        "tensors": [{"dtype": t.dtype, "shape": list(t.shape)} for t in case.tensors],
+        "calls": {lib: {"target": c.target, "args": repr(c.args), "kwargs": repr(c.kwargs)}
+                  for lib, c in case.calls},
+    }
+
+
+def write_bug_folder(root: Path, folder: BugFolder) -> tuple[Path, dict[str, str]]:
+    """Write the folder; returns its path and backend -> reproducer path (relative)."""
+    final = root / folder.bug_id
+    staging = root / f".tmp-{folder.bug_id}"
+    shutil.rmtree(staging, ignore_errors=True)
+    (staging / "outputs").mkdir(parents=True)
+    case = folder.case
+    write_atomic(staging / "case.json",
+                 json.dumps(case_description(case), indent=2).encode())
+    write_atomic(staging / "inputs.npz",
+                 _npz({f"x{i}": t.to_numpy() for i, t in enumerate(case.tensors)}))
+    log = io.StringIO()
+    for name, o in sorted(folder.outcomes.items()):
+        if o.outputs:
+            write_atomic(staging / "outputs" / f"{name}.npz",
+                         _npz({f"out{i}": t.to_numpy() for i, t in enumerate(o.outputs)}))
+        log.write(f"== {name}: {o.status} (stage {o.stage}, {o.duration_s * 1e3:.2f} ms)\n")
+        if o.exc_type or o.message:
+            log.write(f"{o.exc_type}: {o.message}\n")
+        if o.log_tail:
+            log.write(f"-- worker output (tail) --\n{o.log_tail}\n")
+    write_atomic(staging / "error.log", log.getvalue().encode())
+    repros: dict[str, str] = {}
+    for name, backend in folder.backends.items():
+        if case.call_for(backend.library) is None:
+            continue
+        text = reproducer(backend, case, folder.expectation, folder.title,
+                          folder.versions.get(name, ""))
+        write_atomic(staging / repro_name(name), text.encode())
+        repros[name] = repro_name(name)
+    meta = {**folder.meta, "id": folder.bug_id, "title": folder.title, "repro": repros,
+            "versions": folder.versions}
+    write_atomic(staging / "meta.json", json.dumps(meta, indent=2, default=str).encode())
+    replace_dir(staging, final)
+    return final, repros

@@ -1,0 +1,155 @@
+"""Reduction: the smallest case that still shows the same bug (same signature).
+
+Named passes, as in Hypothesis' shrinker, each proposing simpler candidates; a candidate
+is kept when ``holds`` says the bug's signature still reproduces. Passes repeat until a
+full round changes nothing or the run budget is spent. Statistics per pass (tried,
+accepted) go into the bug's metadata.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from dlfuzz.cases import ApiCase, Tensor
+
+Pass = Callable[[ApiCase], Iterator[ApiCase]]
+
+
+@dataclass
+class ReduceResult:
+    case: ApiCase
+    runs: int
+    stats: dict[str, dict[str, int]] = field(default_factory=dict)
+
+
+def _replace_tensor(case: ApiCase, index: int, array: np.ndarray) -> ApiCase:
+    tensors = list(case.tensors)
+    tensors[index] = Tensor.from_numpy(array.astype(tensors[index].to_numpy().dtype))
+    return case.with_tensors(tuple(tensors))
+
+
+def shrink_axes(case: ApiCase) -> Iterator[ApiCase]:
+    """Fewer elements: cut every tensor sharing an axis length together, then one by one."""
+    arrays = [t.to_numpy() for t in case.tensors]
+    sizes = sorted({d for a in arrays for d in a.shape if d > 1}, reverse=True)
+    for size in sizes:  # joint cut: keeps broadcasting and matching dims valid
+        for new in (1, size // 2, size - 1):
+            if new < 1 or new >= size:
+                continue
+            cut = []
+            for a in arrays:
+                for ax, d in enumerate(a.shape):
+                    if d == size:
+                        a = np.take(a, range(new), axis=ax)
+                cut.append(a)
+            yield case.with_tensors(tuple(Tensor.from_numpy(a) for a in cut))
+    for i, a in enumerate(arrays):
+        for ax, d in enumerate(a.shape):
+            for new in (1, d // 2, d - 1):
+                if 1 <= new < d:
+                    yield _replace_tensor(case, i, np.take(a, range(new), axis=ax))
+
+
+def drop_unit_axes(case: ApiCase) -> Iterator[ApiCase]:
+    """Lower ranks: squeeze one size-1 axis of one tensor."""
+    for i, t in enumerate(case.tensors):
+        a = t.to_numpy()
+        for ax, d in enumerate(a.shape):
+            if d == 1:
+                yield _replace_tensor(case, i, np.squeeze(a, axis=ax))
+
+
+def simplify_values(case: ApiCase) -> Iterator[ApiCase]:
+    """Simpler numbers: zeros, ones, small integers, finite values, halves zeroed."""
+    for i, t in enumerate(case.tensors):
+        a = t.to_numpy()
+        if a.size == 0:
+            continue
+        kind = a.dtype.kind
+        yield _replace_tensor(case, i, np.zeros_like(a))
+        yield _replace_tensor(case, i, np.ones_like(a))
+        if kind in "fcV" or a.dtype.name == "bfloat16":
+            wide = a.astype(np.complex128 if kind == "c" else np.float64)
+            finite = np.where(np.isfinite(wide), wide, 0)
+            yield _replace_tensor(case, i, finite)
+            yield _replace_tensor(case, i, np.clip(np.round(finite), -4, 4))
+            yield _replace_tensor(case, i, np.round(finite))
+        elif kind in "iu":
+            yield _replace_tensor(case, i, np.clip(a, -4, 4) if kind == "i" else np.clip(a, 0, 4))
+        flat = a.reshape(-1)
+        if flat.size > 1:
+            half = flat.size // 2
+            for lo, hi in ((0, half), (half, flat.size)):
+                b = flat.copy()
+                b[lo:hi] = 0
+                yield _replace_tensor(case, i, b.reshape(a.shape))
+
+
+def drop_params(rebuild: Callable[[str, tuple[Tensor, ...], dict[str, Any]], ApiCase] | None
+                ) -> Pass:
+    """Optional arguments back to their defaults (needs the engine's ``rebuild``)."""
+    def run(case: ApiCase) -> Iterator[ApiCase]:
+        if rebuild is None:
+            return
+        params = dict(case.params)
+        for name in list(params):
+            rest = {k: v for k, v in params.items() if k != name}
+            try:
+                yield rebuild(case.api, case.tensors, rest)
+            except Exception:  # noqa: BLE001 - the engine refuses: not a candidate
+                continue
+    return run
+
+
+def reduce_case(case: ApiCase, holds: Callable[[ApiCase], bool], passes: dict[str, Pass],
+                max_runs: int = 200) -> ReduceResult:
+    """Greedy reduction: accept the first candidate of each pass that still holds."""
+    stats = {name: {"tried": 0, "accepted": 0} for name in passes}
+    runs = 0
+    seen: set[str] = {case.id}
+    progress = True
+    while progress and runs < max_runs:
+        progress = False
+        for name, make in passes.items():
+            for candidate in make(case):
+                if runs >= max_runs:
+                    break
+                if candidate.id in seen or _weight(candidate) >= _weight(case):
+                    continue
+                seen.add(candidate.id)
+                runs += 1
+                stats[name]["tried"] += 1
+                if holds(candidate):
+                    stats[name]["accepted"] += 1
+                    case = candidate
+                    progress = True
+                    break
+    return ReduceResult(case, runs, stats)
+
+
+def _weight(case: ApiCase) -> tuple[int, int, int, int, float]:
+    """Smaller is simpler: elements, rank, parameters, non-zero values, magnitude.
+
+    Candidates must weigh strictly less than the current case, so reduction terminates.
+    """
+    elements = sum(t.size for t in case.tensors)
+    rank = sum(len(t.shape) for t in case.tensors)
+    nonzero, magnitude = 0, 0.0
+    for t in case.tensors:
+        a = t.to_numpy()
+        wide = a.astype(np.complex128) if a.dtype.kind == "c" else a.astype(np.float64)
+        nonzero += int(np.count_nonzero(wide))
+        finite = np.abs(wide[np.isfinite(wide)])
+        magnitude += float(np.sum(np.minimum(finite, 1e6))) + 1e6 * int(wide.size - finite.size)
+    return (elements, rank, len(case.params), nonzero, round(magnitude, 6))
+
+
+DEFAULT_PASSES: dict[str, Pass] = {
+    "shrink_axes": shrink_axes,
+    "drop_unit_axes": drop_unit_axes,
+    "simplify_values": simplify_values,
+}

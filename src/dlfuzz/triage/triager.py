@@ -1,0 +1,152 @@
+"""From raw findings to bugs: dedup by signature, confirm by re-running, reduce, write.
+
+A new signature is confirmed by re-running its case ``confirm_runs`` times; only if every
+re-run shows the same signature is it ``confirmed``, otherwise it is labelled ``flaky``
+and never reported as a confirmed bug. A confirmed bug is stored at once (so a kill
+during reduction loses nothing), then reduced and its folder rewritten.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dlfuzz.backends.base import Backend
+from dlfuzz.cases import ApiCase, Finding, Outcome
+from dlfuzz.oracles.compare import round_to
+from dlfuzz.oracles.reference import Judge
+from dlfuzz.oracles.tolerances import tolerance_for
+from dlfuzz.store.db import BugRow, Store
+from dlfuzz.triage.bugdir import BugFolder, write_bug_folder
+from dlfuzz.triage.reduce import DEFAULT_PASSES, drop_params, reduce_case
+from dlfuzz.triage.repro import Expectation
+
+# Runs one case on some backends and applies every oracle: (outcomes, findings).
+Checker = Callable[[ApiCase, Sequence[str]], tuple[dict[str, Outcome], list[Finding]]]
+
+
+@dataclass(frozen=True)
+class TriageSettings:
+    confirm_runs: int = 2
+    reduce: bool = True
+    max_reduce_runs: int = 200
+
+
+def bug_id_for(signature: str) -> str:
+    return "b" + hashlib.blake2b(signature.encode(), digest_size=5).hexdigest()
+
+
+class Triage:
+    def __init__(self, store: Store, check: Checker, judge: Judge,
+                 backends: dict[str, Backend], versions: dict[str, str],
+                 compiled: dict[str, bool], settings: TriageSettings,
+                 rebuild: Callable[..., ApiCase] | None = None) -> None:
+        self.store = store
+        self.check = check
+        self.judge = judge
+        self.backends = backends
+        self.versions = versions
+        self.compiled = compiled
+        self.settings = settings
+        self.rebuild = rebuild
+
+    def needed_backends(self, finding: Finding) -> list[str]:
+        """The guilty backend, its eager sibling and every eager backend (for references)."""
+        eager = [b for b in self.backends if not self.compiled.get(b)]
+        needed = set(eager) | {finding.guilty_backend}
+        return [b for b in self.backends if b in needed]
+
+    def handle(self, finding: Finding, case: ApiCase) -> tuple[str, bool]:
+        """Returns (bug id, is_new)."""
+        existing = self.store.bug_by_signature(finding.signature)
+        if existing is not None:
+            self.store.count_occurrence(existing.id)
+            return existing.id, False
+        bug_id = bug_id_for(finding.signature)
+        needed = self.needed_backends(finding)
+        hits = 0
+        last: tuple[dict[str, Outcome], list[Finding]] | None = None
+        for _ in range(self.settings.confirm_runs):
+            outcomes, findings = self.check(case, needed)
+            if any(f.signature == finding.signature for f in findings):
+                hits += 1
+                last = (outcomes, findings)
+        status = "confirmed" if hits == self.settings.confirm_runs else "flaky"
+        now = time.time()
+        row = BugRow(
+            id=bug_id, signature=finding.signature, symptom=finding.symptom,
+            guilty_backend=finding.guilty_backend, api=finding.api, stage=finding.stage,
+            message=finding.message, status=status, occurrences=1,
+            case_blob=self.store.blobs.put(case), reduced_blob=None,
+            confirm_runs=self.settings.confirm_runs, confirm_hits=hits, dir=None,
+            details=dict(finding.details), created_at=now, updated_at=now)
+        self.store.add_bug(row)
+        if status != "confirmed" or last is None:
+            return bug_id, True
+        self._write(bug_id, finding, case, last[0], {"reduced": False})
+        if self.settings.reduce:
+            self._reduce(bug_id, finding, case, needed)
+        return bug_id, True
+
+    def _reduce(self, bug_id: str, finding: Finding, case: ApiCase, needed: list[str]) -> None:
+        def holds(candidate: ApiCase) -> bool:
+            return any(f.signature == finding.signature for f in self.check(candidate, needed)[1])
+
+        passes = {"drop_params": drop_params(self.rebuild), **DEFAULT_PASSES}
+        t0 = time.perf_counter()
+        result = reduce_case(case, holds, passes, self.settings.max_reduce_runs)
+        outcomes, findings = self.check(result.case, needed)
+        if not any(f.signature == finding.signature for f in findings):
+            return  # should not happen (holds() said so); keep the unreduced folder
+        meta = {"reduced": True, "reduce_runs": result.runs, "reduce_stats": result.stats,
+                "reduce_seconds": round(time.perf_counter() - t0, 3)}
+        self.store.update_bug(bug_id, reduced_blob=self.store.blobs.put(result.case))
+        self._write(bug_id, finding, result.case, outcomes, meta)
+
+    def expectation(self, finding: Finding, case: ApiCase, outcomes: dict[str, Outcome]
+                    ) -> Expectation:
+        if finding.symptom not in ("numeric", "nan", "shape"):
+            return Expectation("runs", note=finding.message)
+        ref = self.judge.reference(case, outcomes)
+        guilty = outcomes.get(finding.guilty_backend)
+        if ref is None or guilty is None or not guilty.ok:
+            return Expectation("runs", note=finding.message)
+        expected, allowed = [], []
+        outs = [t.to_numpy() for t in guilty.outputs]
+        for i, r in enumerate(ref.outputs):
+            like = outs[i] if i < len(outs) and outs[i].shape == r.shape else r
+            e = round_to(r, like)
+            tol = tolerance_for(like.dtype.name)
+            wide = np.abs(e.astype(np.complex128)) if e.dtype.kind == "c" else \
+                np.abs(e.astype(np.float64))
+            with np.errstate(invalid="ignore"):
+                w = tol.atol + tol.rtol * np.where(np.isfinite(wide), wide, 0.0)
+            if ref.sensitivity is not None and ref.sensitivity[i].shape == w.shape:
+                w = w + self.judge.settings.sensitivity_factor * np.where(
+                    np.isfinite(ref.sensitivity[i]), ref.sensitivity[i], 0.0)
+            expected.append(e)
+            allowed.append(w.astype(np.float64))
+        note = (f"EXPECTED: float64 result agreed by {', '.join(ref.libraries)} "
+                f"({ref.method}); ALLOWED: per-element dtype tolerance + input-rounding "
+                "sensitivity")
+        return Expectation("values", tuple(expected), tuple(allowed), note)
+
+    def _write(self, bug_id: str, finding: Finding, case: ApiCase,
+               outcomes: dict[str, Outcome], extra: dict[str, Any]) -> None:
+        title = f"{finding.symptom} in {finding.guilty_backend or 'unknown'}: {case.api}"
+        involved = {b: self.backends[b] for b in outcomes if b in self.backends}
+        folder = BugFolder(
+            bug_id=bug_id, title=title, case=case, outcomes=outcomes,
+            expectation=self.expectation(finding, case, outcomes), backends=involved,
+            versions=self.versions,
+            meta={"signature": finding.signature, "symptom": finding.symptom,
+                  "guilty_backend": finding.guilty_backend, "api": finding.api,
+                  "stage": finding.stage, "message": finding.message,
+                  "details": dict(finding.details), **extra})
+        path, _ = write_bug_folder(self.store.bugs_dir, folder)
+        self.store.update_bug(bug_id, dir=str(path.relative_to(self.store.root)))
