@@ -78,8 +78,9 @@ def round_to(expected: np.ndarray, like: np.ndarray) -> np.ndarray:
     """The expected values as the actual output's dtype can hold them (overflow to inf)."""
     if like.dtype == expected.dtype:
         return expected
-    if like.dtype.kind in "fc" and expected.dtype.kind in "fciub":
-        if like.dtype.kind == "f" and expected.dtype.kind == "c":
+    like_kind = "f" if like.dtype.name == "bfloat16" else like.dtype.kind
+    if like_kind in "fc" and expected.dtype.kind in "fciub":
+        if like_kind == "f" and expected.dtype.kind == "c":
             return expected
         with np.errstate(over="ignore", invalid="ignore"):
             return expected.astype(like.dtype)

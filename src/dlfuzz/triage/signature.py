@@ -14,7 +14,8 @@ _PATTERNS = [
     (re.compile(r"(/[\w.\-]+)+"), "<path>"),
     (re.compile(r"'[^']*'|\"[^\"]*\""), "'…'"),
     (re.compile(r"\[[^\]]*\]|\([\d,\s]*\)"), "[…]"),
-    (re.compile(r"[-+]?\d+(\.\d+)?([eE][-+]?\d+)?"), "#"),
+    # Numbers, but not the digits of names (float32, conv2d, int64 stay as they are).
+    (re.compile(r"(?<![A-Za-z_\d])[-+]?\d+(\.\d+)?([eE][-+]?\d+)?"), "#"),
     (re.compile(r"\s+"), " "),
 ]
 
