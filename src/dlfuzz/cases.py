@@ -39,13 +39,16 @@ INT_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "u
 STATUSES = ("ok", "exception", "crash", "timeout", "oom")
 
 
+_NAME_OF: dict[np.dtype, str] = {dt: name for name, dt in DTYPES.items()}
+
+
 def dtype_name(dtype: Any) -> str:
     """Canonical name of a numpy dtype (raises for dtypes dlfuzz does not know)."""
     dt = np.dtype(dtype)
-    for name, known in DTYPES.items():
-        if known == dt:
-            return name
-    raise ValueError(f"dtype {dt} is not one dlfuzz handles")
+    name = _NAME_OF.get(dt)
+    if name is None:
+        raise ValueError(f"dtype {dt} is not one dlfuzz handles")
+    return name
 
 
 @dataclass(frozen=True)

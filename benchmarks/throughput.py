@@ -1,0 +1,134 @@
+"""Throughput of the API fuzzing pipeline and the harness overhead per library call.
+
+Prints, for backend sets {numpy, torch, jax} (eager) and with the compiled backends:
+cases/s of generation + execution + oracles (what a campaign does between triage steps),
+and cases/s of the executor alone. Then, for a call that takes >= 20 us, the time per case
+through the harness divided by the raw library call timed in-process: the overhead ratio.
+
+Run: ``.venv/bin/python benchmarks/throughput.py [--seconds 15]``. Numbers go to
+docs/performance.md by hand, with the machine they ran on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+import timeit
+
+import numpy as np
+
+from dlfuzz import registry
+from dlfuzz.cases import ApiCase, Call, Ref, Tensor
+from dlfuzz.executor.pool import Pool, WorkerConfig
+from dlfuzz.oracles.base import OracleContext
+from dlfuzz.oracles.reference import Judge
+
+SETS = {
+    "eager numpy+torch+jax": ["numpy", "torch", "jax"],
+    "eager numpy+torch+jax+tf": ["numpy", "torch", "jax", "tf"],
+    "compiled torch-compile+jax-jit+tf-xla (+numpy, jax refs)":
+        ["numpy", "jax", "torch-compile", "jax-jit", "tf-xla"],
+}
+
+
+def pipeline(backends: list[str], seconds: float, batch: int) -> dict[str, float]:
+    engine_cls = registry.load("engine", "api")
+    classes = {b: registry.load("backend", b) for b in backends}
+    libraries = tuple(dict.fromkeys(c.library for c in classes.values()))
+    engine = engine_cls(seed=7, libraries=libraries)
+    oracles = [registry.load("oracle", n)() for n in registry.names("oracle")]
+    with Pool([WorkerConfig(b) for b in backends]) as pool:
+        pool.start()
+        library_of = {b: c.library for b, c in classes.items()}
+        compiled = {b: c.compiled for b, c in classes.items()}
+        judge = Judge(lambda cs, only: pool.run(cs, only=only),
+                      [b for b in backends if not compiled[b]], library_of)
+        ctx = OracleContext(judge, library_of, compiled)
+        pool.run(engine.propose(batch))  # warm-up: first calls, first compiles
+        n_cases, exec_s, t_start = 0, 0.0, time.perf_counter()
+        while time.perf_counter() - t_start < seconds:
+            cases = engine.propose(batch)
+            t0 = time.perf_counter()
+            results = pool.run(cases)
+            exec_s += time.perf_counter() - t0
+            items = list(zip(cases, results, strict=True))
+            for oracle in oracles:
+                oracle.check_many(items, ctx)
+            n_cases += len(cases)
+        total = time.perf_counter() - t_start
+    return {"cases": n_cases, "pipeline_cps": n_cases / total, "executor_cps": n_cases / exec_s,
+            "suspicious": ctx.stats.get("suspicious", 0), "reference_runs": judge.reference_runs}
+
+
+def _matmul_case(n: int) -> ApiCase:
+    rng = np.random.default_rng(0)
+    a = Tensor.from_numpy(rng.normal(size=(n, n)))
+    b = Tensor.from_numpy(rng.normal(size=(n, n)))
+    calls = (("numpy", Call("numpy.matmul", (Ref(0), Ref(1)))),
+             ("torch", Call("torch.matmul", (Ref(0), Ref(1)))),
+             ("jax", Call("jax.numpy.matmul", (Ref(0), Ref(1)))))
+    return ApiCase("matmul", (a, b), calls)
+
+
+def raw_call_seconds(library: str, n: int) -> float:
+    """The library call alone, in this process, on the same inputs (one thread)."""
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=(n, n)), rng.normal(size=(n, n))
+    if library == "numpy":
+        fn = lambda: np.matmul(a, b)  # noqa: E731
+    elif library == "torch":
+        import torch
+
+        torch.set_num_threads(1)
+        ta, tb = torch.from_numpy(a), torch.from_numpy(b)
+        fn = lambda: torch.matmul(ta, tb)  # noqa: E731
+    else:
+        import jax
+
+        jax.config.update("jax_enable_x64", True)
+        import jax.numpy as jnp
+
+        ja, jb = jnp.asarray(a), jnp.asarray(b)
+        fn = lambda: jnp.matmul(ja, jb).block_until_ready()  # noqa: E731
+    fn()
+    reps = 300
+    return min(timeit.repeat(fn, number=reps, repeat=5)) / reps
+
+
+def overhead(n: int, reps: int = 2000) -> list[tuple[str, float, float, float]]:
+    rows = []
+    case = _matmul_case(n)
+    for backend in ("numpy", "torch", "jax"):
+        with Pool([WorkerConfig(backend)]) as pool:
+            pool.start()
+            pool.run([case] * 50)
+            t0 = time.perf_counter()
+            pool.run([case] * reps)
+            harness = (time.perf_counter() - t0) / reps
+        raw = raw_call_seconds(backend, n)
+        rows.append((backend, raw, harness, harness / raw))
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--seconds", type=float, default=15.0)
+    parser.add_argument("--batch", type=int, default=256)
+    parser.add_argument("--matmul", type=int, default=96, help="n of the n x n float64 matmul")
+    args = parser.parse_args()
+    print(f"# dlfuzz throughput ({args.seconds:.0f} s per set, batch {args.batch})")
+    print(f"{'backend set':60s} {'cases':>8s} {'pipeline/s':>11s} {'executor/s':>11s} "
+          f"{'suspicious':>10s} {'ref runs':>8s}")
+    for label, backends in SETS.items():
+        r = pipeline(backends, args.seconds, args.batch)
+        print(f"{label:60s} {r['cases']:8d} {r['pipeline_cps']:11.0f} "
+              f"{r['executor_cps']:11.0f} {r['suspicious']:10d} {r['reference_runs']:8d}",
+              flush=True)
+    print(f"\n# harness overhead on float64 matmul {args.matmul}x{args.matmul}")
+    print(f"{'backend':8s} {'raw call us':>12s} {'per case us':>12s} {'ratio':>6s}")
+    for backend, raw, harness, ratio in overhead(args.matmul):
+        print(f"{backend:8s} {raw * 1e6:12.1f} {harness * 1e6:12.1f} {ratio:6.2f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
