@@ -3,23 +3,21 @@
 Each backend has one worker process (a fresh interpreter, never a fork: JAX, TF and CUDA
 break under fork). Cases go in batches; results stream back one case at a time, so when
 a worker dies or hangs the host knows exactly which case it was running: that case gets
-``crash``/``timeout``, a new worker starts, and the rest of the batch goes on. Whether
-the case kills a worker on its own or only after its predecessors is settled later by
-triage, which re-runs it alone in a fresh worker (``Pool.isolate``).
+``crash``/``timeout``/``oom``, a new worker starts, and the rest of the batch goes on.
+Whether the case kills a worker on its own or only after its predecessors is settled
+later by triage, which re-runs it alone in a fresh worker (``Pool.isolate``).
+
+Process-level details (death detection, group kill, log drain) live in ``process``.
 """
 
 from __future__ import annotations
 
-import collections
 import os
-import select
-import signal
-import subprocess
+import shutil
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -27,13 +25,16 @@ from typing import Any
 
 import dlfuzz
 from dlfuzz import registry
-from dlfuzz.backends.base import load_backend_class
+from dlfuzz.backends.base import Backend, load_backend_class
 from dlfuzz.cases import Outcome
 from dlfuzz.errors import DlfuzzError, InternalError
 from dlfuzz.executor import protocol
+from dlfuzz.executor.process import LogDrain, WorkerProcess, describe_exit
 
-_LOG_KEEP = 64 * 1024
 _OOM_LOG_MARKERS = ("bad_alloc", "out of memory", "cannot allocate memory", "oom-kill")
+_EXIT_GRACE_S = 5.0  # a worker that closed its pipe gets this long to finish dying
+_DRAIN_GRACE_S = 2.0  # after the kill, time for the last output to reach the log tail
+_TRANSFER_GRACE_S = 5.0  # once a message has begun to arrive, time for the rest of it
 
 
 class BackendUnavailable(DlfuzzError):
@@ -47,6 +48,14 @@ class BackendUnavailable(DlfuzzError):
 
 @dataclass(frozen=True)
 class WorkerConfig:
+    """How to run one backend's worker.
+
+    ``backend`` is a registered name or a ``package.module:Class`` plugin string;
+    ``python`` is the interpreter that runs it (another virtualenv works, as long as it
+    can import numpy and ml_dtypes); ``memory_limit_mb`` caps the worker's address space
+    so a runaway allocation fails inside it (``oom``) instead of swapping the machine.
+    """
+
     backend: str
     python: str = sys.executable
     memory_limit_mb: int = 8192
@@ -68,43 +77,31 @@ class WorkerStats:
     restarts: int = 0
     crashes: int = 0
     timeouts: int = 0
+    idle_deaths: int = 0  # found dead between batches: no case to blame
     busy_s: float = 0.0
     version: str = ""
     last_rss_mb: float = 0.0
     rss_history: list[float] = field(default_factory=list)
 
 
-class _LogDrain(threading.Thread):
-    """Reads a worker's stdout+stderr continuously, keeping only the last bytes."""
+def _host_backend_class(target: str) -> type[Backend] | None:
+    """The backend class if the host can import it, else None.
 
-    def __init__(self, stream: Any) -> None:
-        super().__init__(daemon=True)
-        self.stream = stream
-        self.chunks: collections.deque[bytes] = collections.deque()
-        self.size = 0
-        self.total = 0
-        self.lock = threading.Lock()
+    The host only reads class attributes (library, timeout factor); a plugin that only
+    the worker's interpreter or ``PYTHONPATH`` can import still runs, and its worker
+    reports the same attributes when it is ready.
+    """
+    try:
+        return load_backend_class(target)
+    except Exception:  # noqa: BLE001 - any import failure: the worker will say why
+        return None
 
-    def run(self) -> None:
-        fd = self.stream.fileno()
-        while True:
-            try:
-                chunk = os.read(fd, 65536)
-            except OSError:
-                return
-            if not chunk:
-                return
-            with self.lock:
-                self.chunks.append(chunk)
-                self.size += len(chunk)
-                self.total += len(chunk)
-                while self.size > _LOG_KEEP and len(self.chunks) > 1:
-                    self.size -= len(self.chunks.popleft())
 
-    def tail(self, limit: int = 8192) -> str:
-        with self.lock:
-            data = b"".join(self.chunks)[-limit:]
-        return data.decode("utf-8", errors="replace")
+def _tag(event: str, message: Any) -> str:
+    """The name of a received message, "" for an event or anything not a message."""
+    if event == "message" and isinstance(message, tuple) and message:
+        return str(message[0])
+    return ""
 
 
 class Worker:
@@ -112,173 +109,294 @@ class Worker:
 
     def __init__(self, config: WorkerConfig) -> None:
         self.config = config
-        self.backend_class = load_backend_class(config.target)
-        self.case_timeout = config.case_timeout_s * self.backend_class.case_timeout_factor
+        self.backend_class = _host_backend_class(config.target)
+        self.info: dict[str, Any] = {}  # what the worker said about itself when ready
         self.stats = WorkerStats()
-        self.proc: subprocess.Popen[bytes] | None = None
-        self._fd_send = self._fd_recv = -1
-        self._drain: _LogDrain | None = None
+        self._proc: WorkerProcess | None = None
+        self._log: LogDrain | None = None  # kept after a death: the tail is evidence
+        self._ever_started = False
         self._since_start = 0
+        self._own_scratch = ""
+
+    # ---- what the host knows about the backend --------------------------------------
+    @property
+    def library(self) -> str:
+        if self.backend_class is not None:
+            return self.backend_class.library
+        return str(self.info.get("library", ""))
+
+    @property
+    def case_timeout(self) -> float:
+        if self.backend_class is not None:
+            factor = self.backend_class.case_timeout_factor
+        else:
+            factor = float(self.info.get("case_timeout_factor", 1.0))
+        return self.config.case_timeout_s * factor
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    @property
+    def log_bytes(self) -> int:
+        """How much the current (or last) worker process printed: floods show here."""
+        return self._log.total if self._log is not None else 0
+
+    def log_tail(self, limit: int = 8192) -> str:
+        """The last output of the current (or last) worker process.
+
+        While the worker lives, the drain may be up to a pipe buffer behind its latest
+        result; once it is dead (crash, timeout) the tail is complete.
+        """
+        return self._log.tail(limit) if self._log is not None else ""
 
     # ---- life cycle -----------------------------------------------------------------
     def start(self) -> str:
+        """Start a worker process and wait until its library is imported; its version."""
+        self.stop()
         cfg = self.config
-        scratch = cfg.scratch or tempfile.mkdtemp(prefix=f"dlfuzz-{cfg.backend}-")
-        Path(scratch).mkdir(parents=True, exist_ok=True)
-        h2w_r, h2w_w = os.pipe()
-        w2h_r, w2h_w = os.pipe()
         package_parent = str(Path(dlfuzz.__file__).resolve().parent.parent)
-        bootstrap = (f"import sys; sys.path.append({package_parent!r}); "
+        # No '' on sys.path: the scratch directory (cwd) outlives restarts, and a file a
+        # library wrote there must not shadow a module in the next worker.
+        bootstrap = ("import sys; sys.path[:] = [p for p in sys.path if p]; "
+                     f"sys.path.append({package_parent!r}); "
                      "from dlfuzz.executor.worker import main; main()")
-        cmd = [cfg.python, "-c", bootstrap, "--backend", cfg.target,
-               "--fd-in", str(h2w_r), "--fd-out", str(w2h_w),
-               "--memory-limit-mb", str(cfg.memory_limit_mb), "--preload", ",".join(cfg.preload)]
-        env = dict(os.environ)
-        env["DLFUZZ_WORKER_THREADS"] = str(cfg.threads)
-        env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+        def command(fd_in: int, fd_out: int) -> list[str]:
+            return [cfg.python, "-c", bootstrap, "--backend", cfg.target,
+                    "--fd-in", str(fd_in), "--fd-out", str(fd_out),
+                    "--memory-limit-mb", str(cfg.memory_limit_mb),
+                    "--preload", ",".join(cfg.preload)]
+
         try:
-            self.proc = subprocess.Popen(
-                cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                pass_fds=(h2w_r, w2h_w), cwd=scratch, env=env, start_new_session=True)
+            self._proc = WorkerProcess(command, self._environment(), self._scratch_dir())
         except OSError as exc:
-            os.close(h2w_r), os.close(h2w_w), os.close(w2h_r), os.close(w2h_w)
+            self.close()
             raise BackendUnavailable(cfg.backend, f"cannot start {cfg.python}: {exc}") from exc
-        os.close(h2w_r)
-        os.close(w2h_w)
-        self._fd_send, self._fd_recv = h2w_w, w2h_r
-        self._drain = _LogDrain(self.proc.stdout)
-        self._drain.start()
+        self._log = self._proc.drain
+        self._ever_started = True
         self._since_start = 0
-        message = self._receive(cfg.start_timeout_s)
-        if message is None or message[0] != "ready":
-            detail = message[1] if message and message[0] == "fatal" else self._drain.tail(3000)
-            self.stop()
-            last = detail.strip().splitlines()[-1] if detail.strip() else "no output"
-            raise BackendUnavailable(cfg.backend, last)
-        self.stats.version = message[1]
-        return message[1]
+        event, message = self._next_message(cfg.start_timeout_s)
+        if _tag(event, message) == "ready":
+            self.stats.version = str(message[1])
+            self.info = dict(message[2]) if len(message) > 2 else {}
+            return self.stats.version
+        reason = self._start_failure(event, message)
+        self.close()  # nothing to keep: a later start() makes a new scratch directory
+        raise BackendUnavailable(cfg.backend, reason)
+
+    def _environment(self) -> dict[str, str]:
+        env = dict(os.environ)  # PYTHONPATH included: plugins and patches reach the worker
+        if env.get("PYTHONPATH"):
+            # Relative to the host's directory, not the worker's (a scratch directory).
+            env["PYTHONPATH"] = os.pathsep.join(
+                os.path.abspath(p or os.curdir) for p in env["PYTHONPATH"].split(os.pathsep))
+        env["DLFUZZ_WORKER_THREADS"] = str(self.config.threads)
+        env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+        env.setdefault("PYTHONUNBUFFERED", "1")  # a crash must not eat the last prints
+        return env
+
+    def _scratch_dir(self) -> str:
+        """The worker's working directory: one per Worker, reused across restarts."""
+        if self.config.scratch:
+            Path(self.config.scratch).mkdir(parents=True, exist_ok=True)
+            return self.config.scratch
+        if not self._own_scratch or not Path(self._own_scratch).is_dir():
+            self._own_scratch = tempfile.mkdtemp(prefix=f"dlfuzz-{self.config.backend}-"
+                                                 .replace(":", "-").replace("/", "-"))
+        return self._own_scratch
+
+    def _start_failure(self, event: str, message: Any) -> str:
+        """One readable line saying why a worker did not become ready."""
+        if _tag(event, message) == "fatal":
+            lines = str(message[1]).strip().splitlines()
+            return lines[-1] if lines else "the worker failed to start"
+        assert self._proc is not None
+        if event == "message":
+            why = f"unexpected first message {str(message)[:100]!r}"
+        elif event in ("timeout", "stalled"):
+            why = f"not ready within {self.config.start_timeout_s:g} s"
+        else:
+            self._proc.wait_exit(_EXIT_GRACE_S)
+            why = describe_exit(self._proc.close(_DRAIN_GRACE_S))[1] + " before it was ready"
+        lines = self._proc.drain.tail(3000).strip().splitlines()
+        return f"{why}; last output: {lines[-1]}" if lines else why
 
     def stop(self) -> None:
-        if self.proc is not None:
-            if self.proc.poll() is None:
-                try:
-                    os.killpg(self.proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            self.proc.wait()
-            if self._drain is not None:
-                self._drain.join(timeout=2)
-            if self.proc.stdout is not None:
-                self.proc.stdout.close()
-        for fd in (self._fd_send, self._fd_recv):
-            if fd >= 0:
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
-        self._fd_send = self._fd_recv = -1
-        self.proc = None
+        """Kill the worker's whole process group and release its descriptors."""
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            proc.close(_DRAIN_GRACE_S)
+
+    def close(self) -> None:
+        """``stop`` for good: also removes the scratch directory this Worker created."""
+        self.stop()
+        if self._own_scratch:
+            shutil.rmtree(self._own_scratch, ignore_errors=True)
+            self._own_scratch = ""
 
     def alive(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
+        return self._proc is not None and not self._proc.exited()
 
     def _restart(self) -> None:
         self.stop()
         self.stats.restarts += 1
         self.start()
 
+    def _ensure_ready(self) -> None:
+        """A live worker with room for more cases, (re)starting one where needed."""
+        if self._proc is not None and not self.alive():
+            self.stats.idle_deaths += 1  # died after its last answer: nobody to blame
+            self._restart()
+        elif self._proc is None:
+            if self._ever_started:
+                self._restart()
+            else:
+                self.start()
+        elif self.config.restart_every and self._since_start >= self.config.restart_every:
+            self._restart()
+
     # ---- messages -------------------------------------------------------------------
-    def _receive(self, timeout: float) -> Any | None:
-        """The next message, or None if the worker died or stayed silent for ``timeout``."""
-        ready, _, _ = select.select([self._fd_recv], [], [], timeout)
-        if not ready:
-            return None
+    def _next_message(self, timeout: float) -> tuple[str, Any]:
+        """``("message", msg)`` or an event without one.
+
+        Events: ``timeout`` (silent, alive), ``exited`` (dead, maybe with forks still
+        holding the pipe), ``closed`` (EOF), ``stalled`` (a message began, then stopped),
+        ``garbled`` (bytes that are not our protocol).
+        """
+        proc = self._proc
+        assert proc is not None
+        event = proc.wait_event(timeout)
+        if event != "message":
+            return event, None
+        deadline = time.monotonic() + max(_TRANSFER_GRACE_S, timeout)
         try:
-            return protocol.recv(self._fd_recv)
-        except (protocol.ChannelClosed, OSError):
-            return None
+            return "message", protocol.recv(proc.recv_fd, deadline)
+        except protocol.ChannelClosed:
+            return "closed", None
+        except TimeoutError:
+            return ("exited" if proc.exited() else "stalled"), None
+        except OSError:
+            return "closed", None
+        except Exception as exc:  # noqa: BLE001 - unpickling garbage raises anything
+            return "garbled", f"{type(exc).__name__}: {exc}"
 
     # ---- running --------------------------------------------------------------------
     def run(self, cases: Sequence[Any], progress: Callable[[int], None] | None = None
             ) -> list[Outcome]:
-        """One Outcome per case, in order; survives crashes and hangs of the worker."""
-        outcomes: list[Outcome] = []
+        """One Outcome per case, in order; survives crashes and hangs of the worker.
+
+        Raises ``BackendUnavailable`` only if no worker can be started (or fed) at all.
+        """
         started = time.perf_counter()
+        try:
+            return self._run_all(cases, progress)
+        except BaseException:
+            # Interrupted mid-batch (a dlfuzz bug, a raising ``progress``, Ctrl-C): the
+            # worker may still be answering, and stale results must never be read as
+            # answers to the next batch.
+            self.stop()
+            raise
+        finally:
+            self.stats.busy_s += time.perf_counter() - started
+
+    def _run_all(self, cases: Sequence[Any], progress: Callable[[int], None] | None
+                 ) -> list[Outcome]:
+        outcomes: list[Outcome] = []
+        undelivered = 0
         while len(outcomes) < len(cases):
-            if not self.alive():
-                self._restart()
+            self._ensure_ready()
             pending = list(cases[len(outcomes):])
             if self.config.restart_every:
-                room = max(1, self.config.restart_every - self._since_start)
-                pending = pending[:room]
-            outcomes.extend(self._run_some(pending, progress))
-            if self.config.restart_every and self._since_start >= self.config.restart_every:
-                self._restart()
-        self.stats.busy_s += time.perf_counter() - started
+                pending = pending[:max(1, self.config.restart_every - self._since_start)]
+            got = self._run_some(pending, progress)
+            if got is None:
+                undelivered += 1
+                if undelivered >= 2:  # two fresh workers in a row refused the batch
+                    raise BackendUnavailable(
+                        self.config.backend, "worker died before it could receive a batch; "
+                        f"last output: {self.log_tail(500).strip()[-300:]}")
+                continue
+            undelivered = 0
+            outcomes.extend(got)
         return outcomes
 
     def _run_some(self, cases: list[Any], progress: Callable[[int], None] | None
-                  ) -> list[Outcome]:
+                  ) -> list[Outcome] | None:
+        """Outcomes of a prefix of ``cases`` (all, or up to the first death or hang).
+
+        None if the batch could not be delivered: the worker died (broken pipe) or
+        stopped reading after its last answer, so no case of this batch ran.
+        """
+        proc = self._proc
+        assert proc is not None
         try:
-            protocol.send(self._fd_send, ("run", cases))
-        except OSError:
-            return [self._death_outcome(0.0)]
+            deadline = time.monotonic() + self.case_timeout + _TRANSFER_GRACE_S
+            protocol.send(proc.send_fd, ("run", cases), deadline)
+        except OSError:  # BrokenPipeError, or TimeoutError from a worker not reading
+            self.stats.idle_deaths += 1
+            self.stop()
+            return None
         results: list[Outcome] = []
         while True:
+            mark = proc.drain.total
             t0 = time.perf_counter()
-            message = self._receive(self.case_timeout)
+            event, message = self._next_message(self.case_timeout)
             waited = time.perf_counter() - t0
-            if message is None:
-                if self.alive() and waited >= self.case_timeout * 0.99:
-                    results.append(self._timeout_outcome(waited))
-                else:
-                    results.append(self._death_outcome(waited))
+            tag = _tag(event, message)
+            if tag == "result" and message[1] == len(results):
+                results.append(self._accept(message[2], progress))
+                continue
+            if tag == "done" and len(results) == len(cases):
                 return results
-            kind = message[0]
-            if kind == "done":
-                return results
-            if kind != "result":
-                raise InternalError(f"worker {self.config.backend} sent {kind!r}")
-            outcome: Outcome = message[2]
-            results.append(outcome)
-            self.stats.cases += 1
-            self._since_start += 1
-            self.stats.last_rss_mb = outcome.peak_rss_mb
-            if progress is not None:
-                progress(1)
+            if tag == "fatal":
+                self.stop()
+                raise InternalError(f"worker of {self.config.backend} failed: {message[1]}")
+            if event in ("timeout", "stalled"):
+                results.append(self._timeout_outcome(waited, event))
+            else:
+                if event == "message":  # out of order, or not ours: a stray process wrote
+                    event, message = "garbled", f"unexpected message {str(message)[:200]}"
+                results.append(self._death_outcome(waited, event, message, mark))
+            return results
 
-    def _timeout_outcome(self, waited: float) -> Outcome:
+    def _accept(self, outcome: Outcome, progress: Callable[[int], None] | None) -> Outcome:
+        if outcome.backend != self.config.backend:  # a plugin's class name vs the pool's
+            outcome = replace(outcome, backend=self.config.backend)
+        self.stats.cases += 1
+        self._since_start += 1
+        self.stats.last_rss_mb = outcome.peak_rss_mb
+        if progress is not None:
+            progress(1)
+        return outcome
+
+    def _timeout_outcome(self, waited: float, event: str) -> Outcome:
         self.stats.timeouts += 1
         self.stats.cases += 1
-        tail = self._drain.tail() if self._drain else ""
         self.stop()
+        what = ("its result stopped half-way" if event == "stalled"
+                else f"no result within {self.case_timeout:.1f} s")
         return Outcome(backend=self.config.backend, status="timeout", stage="call",
-                       message=f"no result within {self.case_timeout:.1f} s",
-                       duration_s=waited, log_tail=tail)
+                       message=what, duration_s=waited, log_tail=self.log_tail())
 
-    def _death_outcome(self, waited: float) -> Outcome:
+    def _death_outcome(self, waited: float, event: str, detail: Any, mark: int) -> Outcome:
         """The worker died during a case: name the signal or exit code."""
+        proc = self._proc
+        assert proc is not None
+        self._proc = None
         self.stats.crashes += 1
         self.stats.cases += 1
-        proc = self.proc
-        code = None
-        if proc is not None:
-            try:
-                code = proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                code = None
-        if self._drain is not None:
-            self._drain.join(timeout=2)
-        tail = self._drain.tail() if self._drain else ""
-        self.stop()
-        if code is not None and code < 0:
-            name = signal.Signals(-code).name
-            message, exc_type = f"worker killed by {name}", name
-        else:
-            message, exc_type = f"worker exited with code {code}", f"exit({code})"
-        status = "oom" if any(m in tail.lower() for m in _OOM_LOG_MARKERS) else "crash"
+        exited = event != "garbled" and proc.wait_exit(_EXIT_GRACE_S)
+        exc_type, message = describe_exit(proc.close(_DRAIN_GRACE_S))
+        if event == "garbled":
+            exc_type, message = "protocol", f"worker pipe corrupted ({detail}); killed it"
+        elif not exited:
+            exc_type, message = "pipe-closed", "worker closed its pipe without exiting; killed it"
+        case_log = proc.drain.tail(since=mark).lower()
+        status = "oom" if any(m in case_log for m in _OOM_LOG_MARKERS) else "crash"
         return Outcome(backend=self.config.backend, status=status, exc_type=exc_type,
-                       message=message, stage="worker", duration_s=waited, log_tail=tail)
+                       message=message, stage="worker", duration_s=waited,
+                       log_tail=proc.drain.tail())
 
 
 class Pool:
@@ -292,40 +410,77 @@ class Pool:
 
     def start(self) -> dict[str, str]:
         """Start every worker in parallel; returns backend -> version of those that started."""
-        def start_one(cfg: WorkerConfig) -> tuple[str, str | None, str]:
+        for cfg in self.configs.values():
+            cfg.target  # noqa: B018 - an unknown name is a UsageError before anything starts
+
+        def start_one(cfg: WorkerConfig) -> tuple[Worker, str | None, str]:
             worker = Worker(cfg)
             try:
-                version = worker.start()
+                return worker, worker.start(), ""
             except BackendUnavailable as exc:
-                return cfg.backend, None, exc.reason
-            self.workers[cfg.backend] = worker
-            return cfg.backend, version, ""
+                return worker, None, exc.reason
+            except BaseException:
+                worker.close()
+                raise
 
         versions: dict[str, str] = {}
-        for name, version, reason in self._executor.map(start_one, self.configs.values()):
+        error: BaseException | None = None
+        futures = [(name, self._executor.submit(start_one, cfg))
+                   for name, cfg in self.configs.items()]
+        for name, future in futures:  # collect all: a started worker must not be lost
+            try:
+                worker, version, reason = future.result()
+            except BaseException as exc:  # noqa: BLE001 - re-raised below
+                error = error or exc
+                continue
             if version is None:
                 self.unavailable[name] = reason
             else:
+                self.workers[name] = worker
                 versions[name] = version
+        if error is not None:
+            raise error
         return versions
 
-    def run(self, cases: Sequence[Any], progress: Callable[[int], None] | None = None
-            ) -> list[dict[str, Outcome]]:
-        """For each case, backend -> Outcome for every started backend whose library it calls."""
+    def run(self, cases: Sequence[Any], progress: Callable[[int], None] | None = None,
+            only: Collection[str] | None = None) -> list[dict[str, Outcome]]:
+        """For each case, backend -> Outcome for every started backend whose library it calls.
+
+        ``only`` restricts the run to those backends (oracles re-running a case on the
+        reference backends); None means every started backend. ``progress`` is called
+        from several threads at once (one per backend). A backend
+        whose worker can no longer be started drops out: it moves to ``unavailable`` and
+        its outcomes are missing from this and later results.
+        """
         results: list[dict[str, Outcome]] = [{} for _ in cases]
 
-        def run_backend(name: str) -> None:
+        def run_backend(name: str) -> str:
             worker = self.workers[name]
-            library = worker.backend_class.library
-            index = [i for i, c in enumerate(cases) if c.call_for(library) is not None]
+            index = [i for i, c in enumerate(cases) if c.call_for(worker.library) is not None]
             if not index:
-                return
-            outcomes = worker.run([cases[i] for i in index], progress)
+                return ""
+            try:
+                outcomes = worker.run([cases[i] for i in index], progress)
+            except BackendUnavailable as exc:
+                return exc.reason
             for i, outcome in zip(index, outcomes, strict=True):
                 results[i][name] = outcome
+            return ""
 
-        for future in [self._executor.submit(run_backend, n) for n in self.workers]:
-            future.result()
+        names = [n for n in self.workers if only is None or n in only]
+        futures = [self._executor.submit(run_backend, n) for n in names]
+        error: BaseException | None = None
+        for name, future in zip(names, futures, strict=True):
+            try:  # wait for every backend before raising: none may be left mid-batch
+                reason = future.result()
+            except BaseException as exc:  # noqa: BLE001 - re-raised below
+                error = error or exc
+                continue
+            if reason:
+                self.unavailable[name] = reason
+                self.workers.pop(name).close()
+        if error is not None:
+            raise error
         return results
 
     def isolate(self, case: Any, backends: Sequence[str]) -> dict[str, Outcome]:
@@ -338,7 +493,7 @@ class Pool:
                 worker.start()
                 out[name] = worker.run([case])[0]
             finally:
-                worker.stop()
+                worker.close()
         return out
 
     def stats(self) -> dict[str, WorkerStats]:
@@ -346,7 +501,7 @@ class Pool:
 
     def close(self) -> None:
         for worker in self.workers.values():
-            worker.stop()
+            worker.close()
         self.workers.clear()
         self._executor.shutdown(wait=False)
 

@@ -2,25 +2,32 @@
 
 Started by ``pool.Worker`` with two pipe descriptors for the protocol; its stdout and
 stderr go to a third pipe the host drains, so a library that prints megabytes cannot
-block it or corrupt the protocol. Limits (address space) are set here, before the
-library is imported, so they apply to everything the library does.
+block it or corrupt the protocol. Limits (address space, no core files) are set here,
+before the library is imported, so they apply to everything the library does.
 """
 
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import os
 import resource
 import sys
+import threading
 import time
 import traceback
+from typing import Any
 
-from dlfuzz.cases import Outcome, Tensor
+from dlfuzz.cases import ApiCase, Outcome, Tensor
 from dlfuzz.executor import protocol
 
+# Lower-case fragments of "type: message" meaning an allocation failed. TF eager says
+# "ResourceExhaustedError: ... OOM when allocating tensor", XLA "RESOURCE_EXHAUSTED: Out
+# of memory", torch "DefaultCPUAllocator: can't allocate memory".
 _OOM_MARKERS = (
     "can't allocate memory", "out of memory", "bad_alloc", "resource_exhausted",
     "failed to allocate", "cannot allocate memory", "memoryerror", "unable to allocate",
+    "oom when allocating",
 )
 
 
@@ -41,7 +48,7 @@ def _short_message(exc: BaseException, limit: int = 2000) -> str:
     return text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more chars]"
 
 
-def run_case(backend, case) -> Outcome:
+def run_case(backend: Any, case: ApiCase) -> Outcome:
     """Run one case; every exception of the library becomes a value."""
     from dlfuzz.backends.base import StageError
 
@@ -66,12 +73,17 @@ def run_case(backend, case) -> Outcome:
     )
 
 
-def serve(backend, fd_in: int, fd_out: int) -> None:
+def serve(backend: Any, fd_in: int, fd_out: int) -> None:
+    """Answer the host until it closes the pipe or says ``exit``."""
+    owner = os.getpid()
     while True:
         try:
             message = protocol.recv(fd_in)
         except protocol.ChannelClosed:
             return
+        except Exception:  # noqa: BLE001 - a batch we cannot read is a dlfuzz bug: say so
+            protocol.send(fd_out, ("fatal", traceback.format_exc()))
+            sys.exit(3)
         kind = message[0]
         if kind == "exit":
             return
@@ -79,8 +91,44 @@ def serve(backend, fd_in: int, fd_out: int) -> None:
             protocol.send(fd_out, ("pong",))
         elif kind == "run":
             for index, case in enumerate(message[1]):
-                protocol.send(fd_out, ("result", index, run_case(backend, case)))
+                outcome = run_case(backend, case)
+                if os.getpid() != owner:
+                    # A library forked and its child returned into this loop: only the
+                    # worker itself may answer, or the host would read every result twice.
+                    os._exit(0)
+                protocol.send(fd_out, ("result", index, outcome))
             protocol.send(fd_out, ("done",))
+
+
+def _set_limits(memory_limit_mb: int) -> None:
+    """Address-space cap (a runaway allocation fails here, as ``oom``), no core files.
+
+    A crashing worker with gigabytes mapped would otherwise spend seconds writing a
+    core file into its scratch directory, for every crash the fuzzer finds.
+    """
+    if memory_limit_mb > 0:
+        limit = memory_limit_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    try:
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    except (ValueError, OSError):
+        pass
+
+
+def _exit_with_host() -> None:
+    """Exit as soon as the host is gone, even in the middle of a case that hangs.
+
+    Without this, a host killed with SIGKILL would leave workers spinning in an
+    infinite loop forever (their pipes only matter once they read them again).
+    """
+    host = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == host:
+            time.sleep(1.0)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="dlfuzz-host-watch", daemon=True).start()
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -92,9 +140,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--preload", default="", help="comma-separated modules imported first")
     args = parser.parse_args(argv)
 
-    if args.memory_limit_mb > 0:
-        limit = args.memory_limit_mb * 1024 * 1024
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    _set_limits(args.memory_limit_mb)
+    # A native crash prints the Python stack of every thread into the log tail, then
+    # dies of the same signal (the host still sees SIGSEGV/SIGABRT/SIGFPE).
+    faulthandler.enable(file=sys.stderr, all_threads=True)
+    _exit_with_host()
     try:
         from dlfuzz.backends.base import load_backend_class
 
@@ -103,7 +153,10 @@ def main(argv: list[str] | None = None) -> None:
         # Preloads (test-only patches, user hooks) run after the library is imported.
         for module in filter(None, args.preload.split(",")):
             __import__(module)
-        protocol.send(args.fd_out, ("ready", backend.version(), {"pid": os.getpid()}))
+        info = {"pid": os.getpid(), "name": backend.name, "library": backend.library,
+                "case_timeout_factor": backend.case_timeout_factor,
+                "executable": sys.executable}
+        protocol.send(args.fd_out, ("ready", backend.version(), info))
     except BaseException as exc:  # noqa: BLE001 - report any start failure to the host
         text = "".join(traceback.format_exception(exc))
         try:

@@ -1,0 +1,246 @@
+"""One worker process at the operating-system level: spawn, watch, kill, reap, drain.
+
+``pool.Worker`` speaks the protocol; this module owns the descriptors and the process,
+because that is where the subtle failures live:
+
+* Death is watched through a pidfd (or, without one, by polling ``waitid``), never
+  inferred from end-of-file on a pipe: a library that forked leaves children holding
+  the pipes open, and EOF would only come when they die.
+* The process is reaped only after its group is killed. The worker leads its own
+  session, so its group id is its pid; that pid stays reserved while the worker is an
+  unreaped zombie, so ``killpg`` cannot hit a stranger, and the children a library left
+  behind (forks, helpers) die with the worker.
+* The log drain thread owns the read end of the log pipe and closes it itself. Closing
+  a descriptor while another thread is blocked reading it would free the number for the
+  next ``os.pipe()`` (the next worker's protocol pipe) and the drain would then steal
+  protocol bytes.
+"""
+
+from __future__ import annotations
+
+import collections
+import fcntl
+import math
+import os
+import select
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Mapping
+
+LOG_KEEP = 64 * 1024
+_PIPE_BYTES = 1 << 20
+_POLL_SLICE_S = 0.05  # exit-polling period where pidfds are missing (old kernels, non-Linux)
+
+
+class LogDrain(threading.Thread):
+    """Reads a worker's stdout+stderr continuously, keeping only the last bytes.
+
+    Continuous reading is what keeps a library that prints megabytes from blocking on a
+    full pipe; keeping a bounded tail is what keeps the host's memory flat.
+    """
+
+    def __init__(self, fd: int, keep: int = LOG_KEEP) -> None:
+        super().__init__(name=f"dlfuzz-log-drain-{fd}", daemon=True)
+        self._fd = fd
+        self._keep = keep
+        self._chunks: collections.deque[bytes] = collections.deque()
+        self._size = 0
+        self.total = 0  # bytes read so far: a mark to tell one case's output from the rest
+        self._lock = threading.Lock()
+        self._halt = threading.Event()
+
+    def run(self) -> None:
+        poller = select.poll()
+        poller.register(self._fd, select.POLLIN)
+        try:
+            while not self._halt.is_set():
+                if not poller.poll(250):
+                    continue  # wake up now and then to see whether we were told to stop
+                try:
+                    chunk = os.read(self._fd, 65536)
+                except OSError:
+                    return
+                if not chunk:
+                    return
+                with self._lock:
+                    self._chunks.append(chunk)
+                    self._size += len(chunk)
+                    self.total += len(chunk)
+                    while len(self._chunks) > 1 and self._size - len(self._chunks[0]) >= self._keep:
+                        self._size -= len(self._chunks.popleft())
+        finally:
+            os.close(self._fd)
+
+    def finish(self, grace_s: float) -> None:
+        """Wait up to ``grace_s`` for end of file, then stop reading regardless.
+
+        EOF comes once every process holding the write end is dead; one that escaped
+        the process group (``setsid``) would otherwise keep this thread alive forever.
+        """
+        self.join(grace_s)
+        if self.is_alive():
+            self._halt.set()
+            self.join(1.0)
+
+    def tail(self, limit: int = 8192, since: int = 0) -> str:
+        """The last ``limit`` bytes of output, only what came after the mark ``since``."""
+        with self._lock:
+            data = b"".join(self._chunks)
+            first = self.total - len(data)  # stream offset of data[0]
+        if since > first:
+            data = data[since - first:]
+        return data[-limit:].decode("utf-8", errors="replace")
+
+
+def describe_exit(returncode: int) -> tuple[str, str]:
+    """``(exc_type, message)`` for a worker's exit status: the signal's name or the code."""
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        message = f"worker killed by {name}"
+        if name == "SIGKILL":
+            message += " (not by dlfuzz: the kernel's OOM killer, or another process)"
+        return name, message
+    return f"exit({returncode})", f"worker exited with code {returncode}"
+
+
+def _pidfd_open(pid: int) -> int:
+    """A descriptor that becomes readable when ``pid`` exits, or -1 where unsupported."""
+    opener = getattr(os, "pidfd_open", None)
+    if opener is None:
+        return -1
+    try:
+        return opener(pid)
+    except OSError:
+        return -1
+
+
+def _grow_pipe(fd: int) -> None:
+    """Raise a pipe's buffer to 1 MiB where allowed: big tensors cross in fewer turns."""
+    setpipe = getattr(fcntl, "F_SETPIPE_SZ", None)
+    if setpipe is None:
+        return
+    try:
+        fcntl.fcntl(fd, setpipe, _PIPE_BYTES)
+    except OSError:
+        pass  # over /proc/sys/fs/pipe-max-size, or the user's pipe quota: keep the default
+
+
+def _close_all(*fds: int) -> None:
+    for fd in fds:
+        if fd >= 0:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+class WorkerProcess:
+    """A spawned worker: its protocol descriptors, exit watcher and log drain.
+
+    ``command(fd_in, fd_out)`` builds the argument vector once the child's descriptor
+    numbers are known. The host's ends are non-blocking (see ``protocol``).
+    """
+
+    def __init__(self, command: Callable[[int, int], list[str]], env: Mapping[str, str],
+                 cwd: str) -> None:
+        fds: list[int] = []
+        try:
+            for _ in range(3):
+                fds.extend(os.pipe())
+        except OSError:
+            _close_all(*fds)
+            raise
+        h2w_r, h2w_w, w2h_r, w2h_w, log_r, log_w = fds
+        for fd in (h2w_w, w2h_w, log_w):
+            _grow_pipe(fd)
+        try:
+            self.popen = subprocess.Popen(
+                command(h2w_r, w2h_w), stdin=subprocess.DEVNULL, stdout=log_w, stderr=log_w,
+                pass_fds=(h2w_r, w2h_w), cwd=cwd, env=dict(env), start_new_session=True)
+        except BaseException:
+            _close_all(h2w_w, w2h_r, log_r)
+            raise
+        finally:
+            _close_all(h2w_r, w2h_w, log_w)  # the child's ends: it has its own copies
+        self.pid = self.popen.pid
+        self.send_fd, self.recv_fd = h2w_w, w2h_r
+        os.set_blocking(self.send_fd, False)
+        os.set_blocking(self.recv_fd, False)
+        self._pidfd = _pidfd_open(self.pid)
+        self._poller = select.poll()
+        self._poller.register(self.recv_fd, select.POLLIN)
+        if self._pidfd >= 0:
+            self._poller.register(self._pidfd, select.POLLIN)
+        self.returncode: int | None = None
+        self._closed = False
+        self.drain = LogDrain(log_r)
+        self.drain.start()
+
+    def exited(self) -> bool:
+        """Whether the worker has exited, without reaping it (its pid stays reserved)."""
+        if self.returncode is not None:
+            return True
+        try:
+            status = os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            return True  # reaped behind our back
+        return status is not None
+
+    def wait_event(self, timeout_s: float) -> str:
+        """``message`` (the pipe has data or hit EOF), ``exited`` or ``timeout``.
+
+        Data wins over exit: results written just before a crash are read first.
+        """
+        deadline = time.monotonic() + timeout_s
+        while True:
+            remaining = max(0.0, deadline - time.monotonic())
+            wait = remaining if self._pidfd >= 0 else min(remaining, _POLL_SLICE_S)
+            ready = {fd for fd, _ in self._poller.poll(math.ceil(wait * 1000))}
+            if self.recv_fd in ready:
+                return "message"
+            if self._pidfd in ready or (self._pidfd < 0 and self.exited()):
+                return "exited"
+            if time.monotonic() >= deadline:
+                return "timeout"
+
+    def wait_exit(self, timeout_s: float) -> bool:
+        """Wait up to ``timeout_s`` for the worker to exit (unreaped); whether it did."""
+        deadline = time.monotonic() + timeout_s
+        while not self.exited():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            if self._pidfd >= 0:
+                poller = select.poll()
+                poller.register(self._pidfd, select.POLLIN)
+                poller.poll(math.ceil(remaining * 1000))
+            else:
+                time.sleep(min(remaining, _POLL_SLICE_S))
+        return True
+
+    def kill_group(self) -> None:
+        """SIGKILL the worker and everything left in its process group."""
+        if self.returncode is not None:
+            return  # reaped: the group id may belong to someone else by now
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def close(self, drain_grace_s: float = 2.0) -> int:
+        """Kill the group, reap the worker, finish the drain, close descriptors.
+
+        Returns the worker's exit status as ``Popen.returncode`` gives it. Idempotent.
+        """
+        if not self._closed:
+            self._closed = True
+            self.kill_group()
+            self.returncode = self.popen.wait()
+            self.drain.finish(drain_grace_s)
+            _close_all(self.send_fd, self.recv_fd, self._pidfd)
+        return self.popen.wait()  # already reaped: returns the stored status at once
