@@ -121,10 +121,12 @@ class Campaign:
                 found[i].extend(fs)
         return found
 
-    def check(self, case: ApiCase, only: Sequence[str]
-              ) -> tuple[dict[str, Outcome], list[Finding]]:
-        outcomes = self.pool.run([case], only=only)[0]
-        return outcomes, self.judge_cases([(case, outcomes)])[0]
+    def check(self, cases: Sequence[ApiCase], only: Sequence[str]
+              ) -> list[tuple[dict[str, Outcome], list[Finding]]]:
+        """Run cases on some backends and judge them (confirmation, reduction)."""
+        results = self.pool.run(cases, only=only)
+        found = self.judge_cases(list(zip(cases, results, strict=True)))
+        return list(zip(results, found, strict=True))
 
     # ---- running ----------------------------------------------------------------------
     def start(self) -> dict[str, str]:
@@ -229,7 +231,7 @@ class Campaign:
 
             f = F("store", bug.symptom, bug.api, bug.guilty_backend, bug.stage, bug.message,
                   bug.signature, case.id, tuple(bug.details.items()))
-            outcomes, _ = self.check(case, self.triage.needed_backends(f))
+            outcomes, _ = self.check([case], self.triage.needed_backends(f))[0]
             self.triage._write(bug.id, f, case, outcomes, {"reduced": bool(bug.reduced_blob),
                                                           "repaired": True})
 

@@ -173,15 +173,20 @@ class Judge:
             sens[b] = _sensitivity(base[b], nudged)
         tol = Tolerance(self.settings.consensus_rtol, 1e-12)
         names = list(base)
-        for i, a in enumerate(names):
-            agreeing = [a]
-            for b in names[i + 1:]:
-                s = _max_sens(sens.get(a), sens.get(b))
-                if self.library_of[b] != self.library_of[a] and _close(base[a], base[b], tol, s):
-                    agreeing.append(b)
-            if len(agreeing) >= 2:
-                return Reference(base[a], tuple(self.library_of[x] for x in agreeing),
-                                 sens.get(a), "float64", base)
+        libraries = {self.library_of[b] for b in names}
+        best: list[str] = []
+        for a in names:
+            agreeing = [a] + [b for b in names if b != a and self.library_of[b] !=
+                              self.library_of[a] and
+                              _close(base[a], base[b], tol, _max_sens(sens.get(a), sens.get(b)))]
+            if len(agreeing) > len(best):
+                best = agreeing
+        # A strict majority of the libraries that computed the case, and at least two:
+        # a 2-2 split says the semantics differ, not who is wrong.
+        if len(best) >= 2 and 2 * len(best) > len(libraries):
+            a = best[0]
+            return Reference(base[a], tuple(self.library_of[x] for x in best), sens.get(a),
+                             "float64", base)
         return None
 
     def _vote(self, outcomes: dict[str, Outcome]) -> Reference | None:

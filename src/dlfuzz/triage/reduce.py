@@ -105,9 +105,14 @@ def drop_params(rebuild: Callable[[str, tuple[Tensor, ...], dict[str, Any]], Api
     return run
 
 
-def reduce_case(case: ApiCase, holds: Callable[[ApiCase], bool], passes: dict[str, Pass],
-                max_runs: int = 200) -> ReduceResult:
-    """Greedy reduction: accept the first candidate of each pass that still holds."""
+def reduce_case(case: ApiCase, holds: Callable[[list[ApiCase]], list[bool]],
+                passes: dict[str, Pass], max_runs: int = 200, chunk: int = 12) -> ReduceResult:
+    """Greedy reduction: accept the first candidate of a pass that still holds.
+
+    Candidates are checked ``chunk`` at a time in one round trip to the workers (small
+    cases cost far less to run than to send), and the first that holds is taken, exactly
+    as a one-by-one greedy search would.
+    """
     stats = {name: {"tried": 0, "accepted": 0} for name in passes}
     runs = 0
     seen: set[str] = {case.id}
@@ -115,19 +120,27 @@ def reduce_case(case: ApiCase, holds: Callable[[ApiCase], bool], passes: dict[st
     while progress and runs < max_runs:
         progress = False
         for name, make in passes.items():
+            pending: list[ApiCase] = []
             for candidate in make(case):
-                if runs >= max_runs:
-                    break
                 if candidate.id in seen or _weight(candidate) >= _weight(case):
                     continue
                 seen.add(candidate.id)
-                runs += 1
-                stats[name]["tried"] += 1
-                if holds(candidate):
+                pending.append(candidate)
+                if len(pending) >= min(chunk, max_runs - runs):
+                    break
+            if not pending:
+                continue
+            verdicts = holds(pending)
+            runs += len(pending)
+            stats[name]["tried"] += len(pending)
+            for candidate, ok in zip(pending, verdicts, strict=True):
+                if ok:
                     stats[name]["accepted"] += 1
                     case = candidate
                     progress = True
                     break
+            if runs >= max_runs:
+                break
     return ReduceResult(case, runs, stats)
 
 

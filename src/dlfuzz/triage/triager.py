@@ -26,8 +26,9 @@ from dlfuzz.triage.bugdir import BugFolder, write_bug_folder
 from dlfuzz.triage.reduce import DEFAULT_PASSES, drop_params, reduce_case
 from dlfuzz.triage.repro import Expectation
 
-# Runs one case on some backends and applies every oracle: (outcomes, findings).
-Checker = Callable[[ApiCase, Sequence[str]], tuple[dict[str, Outcome], list[Finding]]]
+# Runs cases on some backends and applies every oracle: per case (outcomes, findings).
+Checker = Callable[[Sequence[ApiCase], Sequence[str]],
+                   list[tuple[dict[str, Outcome], list[Finding]]]]
 
 
 @dataclass(frozen=True)
@@ -71,8 +72,7 @@ class Triage:
         needed = self.needed_backends(finding)
         hits = 0
         last: tuple[dict[str, Outcome], list[Finding]] | None = None
-        for _ in range(self.settings.confirm_runs):
-            outcomes, findings = self.check(case, needed)
+        for outcomes, findings in self.check([case] * self.settings.confirm_runs, needed):
             if any(f.signature == finding.signature for f in findings):
                 hits += 1
                 last = (outcomes, findings)
@@ -94,13 +94,14 @@ class Triage:
         return bug_id, True
 
     def _reduce(self, bug_id: str, finding: Finding, case: ApiCase, needed: list[str]) -> None:
-        def holds(candidate: ApiCase) -> bool:
-            return any(f.signature == finding.signature for f in self.check(candidate, needed)[1])
+        def holds(candidates: list[ApiCase]) -> list[bool]:
+            return [any(f.signature == finding.signature for f in found)
+                    for _, found in self.check(candidates, needed)]
 
         passes = {"drop_params": drop_params(self.rebuild), **DEFAULT_PASSES}
         t0 = time.perf_counter()
         result = reduce_case(case, holds, passes, self.settings.max_reduce_runs)
-        outcomes, findings = self.check(result.case, needed)
+        outcomes, findings = self.check([result.case], needed)[0]
         if not any(f.signature == finding.signature for f in findings):
             return  # should not happen (holds() said so); keep the unreduced folder
         meta = {"reduced": True, "reduce_runs": result.runs, "reduce_stats": result.stats,
