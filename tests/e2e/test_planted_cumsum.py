@@ -28,6 +28,7 @@ def _dlfuzz(*args: str, **kw) -> subprocess.CompletedProcess:
 def campaign(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("camp") / "c"
     proc = _dlfuzz("run", "--engine", "api", "--backends", "numpy,torch,jax", "--budget", "45s",
+                   "--apis", "group:cumulative,group:reduction",
                    "--seed", "1", "--out", str(out), "--preload", "torch=planted_torch_cumsum",
                    "--quiet", timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -58,3 +58,11 @@ def test_paper_metrics():
     a, b = np.array([1.0, 2.0]), np.array([1.5, 2.0])
     assert max_abs(a, b) == 0.5 and mean_abs(a, b) == 0.25
     assert d_mad(a, a, a) == 0.0 and d_mad(b, a, a) == 1.0
+
+
+def test_epsilon_of_every_floating_dtype():
+    from dlfuzz.oracles.tolerances import epsilon
+
+    assert epsilon("bfloat16") == 2.0**-7 and epsilon("float16") == 2.0**-10
+    assert epsilon("float32") == 2.0**-23 and epsilon("complex64") == 2.0**-23
+    assert epsilon("int32") == 0.0

@@ -19,6 +19,11 @@ class NumpyBackend(Backend):
         return np.__version__
 
     def to_native(self, array: np.ndarray) -> Any:
+        # NumPy has no bfloat16 of its own; ml_dtypes' bfloat16 is not an inexact type to
+        # numpy (nanmean, isnan paths treat it as opaque), so results would be artefacts
+        # of the pairing, not of NumPy. Reject it the way a library rejects a dtype.
+        if array.dtype.name == "bfloat16":
+            raise TypeError("numpy does not support bfloat16 (no native dtype)")
         return array
 
     def to_numpy(self, value: Any) -> np.ndarray:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import ml_dtypes
 import numpy as np
 
 from dlfuzz.cases import DTYPES
@@ -47,7 +48,7 @@ def epsilon(dtype: str) -> float:
     if dtype in ("complex128",):
         return float(np.finfo(np.float64).eps)
     if dtype in ASSERT_CLOSE:
-        return float(np.finfo(DTYPES[dtype]).eps)
+        return float(ml_dtypes.finfo(DTYPES[dtype]).eps)  # numpy's finfo lacks bfloat16
     return 0.0
 
 

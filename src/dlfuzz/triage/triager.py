@@ -38,6 +38,11 @@ class TriageSettings:
     max_reduce_runs: int = 200
 
 
+# Every reduction run of a hang costs a full timeout, and of a crash a worker restart
+# (seconds for TF or JAX): those get a small budget, hangs none.
+REDUCE_RUNS_BY_SYMPTOM = {"timeout": 0, "crash": 24, "oom": 24}
+
+
 def bug_id_for(signature: str) -> str:
     return "b" + hashlib.blake2b(signature.encode(), digest_size=5).hexdigest()
 
@@ -99,8 +104,12 @@ class Triage:
                     for _, found in self.check(candidates, needed)]
 
         passes = {"drop_params": drop_params(self.rebuild), **DEFAULT_PASSES}
+        budget = min(self.settings.max_reduce_runs, REDUCE_RUNS_BY_SYMPTOM.get(
+            finding.symptom, self.settings.max_reduce_runs))
+        if budget <= 0:
+            return
         t0 = time.perf_counter()
-        result = reduce_case(case, holds, passes, self.settings.max_reduce_runs)
+        result = reduce_case(case, holds, passes, budget)
         outcomes, findings = self.check([result.case], needed)[0]
         if not any(f.signature == finding.signature for f in findings):
             return  # should not happen (holds() said so); keep the unreduced folder

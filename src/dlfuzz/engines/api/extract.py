@@ -1,0 +1,441 @@
+"""Build or refresh ``data/numpy_like.json`` from ``catalog.py`` and the libraries.
+
+Run ``python -m dlfuzz.engines.api.extract [--only NAME ...] [--no-calibrate]``. It
+imports numpy, torch, jax and TensorFlow in *this* process (never done at fuzzing time):
+
+1. **derive**: parameters come from ``inspect.signature`` of the numpy function plus the
+   small ``KIND_TABLE`` (name -> kind), unless the catalog lists them; defaults are
+   numpy's. Every keyword each library would receive is checked against that library's
+   signature (``inspect`` where it works, TorchScript operator schemas for torch
+   builtins); an optional parameter some library does not accept is dropped, so specs
+   only hold what all bound libraries understand.
+2. **calibrate**: every spec runs with every dtype on all four libraries in the sandboxed
+   pool; a dtype stays only if the libraries accept it and agree (status, output dtype,
+   shape, values) on ordinary inputs. A dtype one library rejects would only produce
+   "torch does not support uint8" reports, which are not bugs.
+
+Specs already in the JSON and not named with ``--only`` are kept as they are, so hand
+edits survive a refresh.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import importlib
+import inspect
+import json
+import re
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dlfuzz.cases import Outcome
+from dlfuzz.engines.api.catalog import Seed, catalog
+from dlfuzz.engines.api.specs import DEFAULT_SPEC_FILE, DTYPE_FAMILIES, FORMAT, ApiSpec
+
+LIBRARIES = ("numpy", "torch", "jax", "tf")
+MODULES = {"numpy": "numpy", "torch": "torch", "jax": "jax.numpy",
+           "tf": "tensorflow.experimental.numpy"}
+LINALG_MODULES = {"numpy": "numpy.linalg", "torch": "torch.linalg", "jax": "jax.numpy.linalg",
+                  "tf": "tensorflow.linalg"}
+TORCH_RENAME = {"axis": "dim", "keepdims": "keepdim", "axis1": "dim1", "axis2": "dim2"}
+
+# numpy parameter name -> how to generate it, for parameters the catalog does not list.
+KIND_TABLE: dict[str, dict[str, Any]] = {
+    **{n: {"kind": "tensor"} for n in ("x", "x1", "x2", "a", "b", "arr", "ary", "m", "v",
+                                       "condition", "y", "a1", "a2", "val", "z")},
+    "axis": {"kind": "axis", "of": "a"},
+    "keepdims": {"kind": "bool"},
+    "decimals": {"kind": "int", "range": [-2, 4]},
+    "ddof": {"kind": "int", "range": [0, 2]},
+}
+SKIP = frozenset({"out", "where", "casting", "order", "subok", "signature", "dtype",
+                  "initial", "kind", "like", "copy", "device", "mean", "correction",
+                  "stable", "sorter", "optimize", "sparse", "extobj"})
+
+
+# ---- derivation -----------------------------------------------------------------------------
+def default_target(lib: str, name: str) -> str:
+    if name.startswith("linalg."):
+        return f"{LINALG_MODULES[lib]}.{name.split('.', 1)[1]}"
+    return f"{MODULES[lib]}.{name}"
+
+
+def resolve(target: str) -> Callable[..., Any]:
+    module, _, attr = target.rpartition(".")
+    return getattr(importlib.import_module(module), attr)
+
+
+
+
+def accepted_keywords(lib: str, target: str) -> set[str] | None:
+    """Keyword names the function takes; None when it takes any (``**kwargs``)."""
+    fn = resolve(target)
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        sig = None
+    if sig is not None:
+        names = set()
+        for p in sig.parameters.values():
+            if p.kind is p.VAR_KEYWORD:
+                return None
+            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
+                names.add(p.name)
+        return names
+    if lib == "torch":
+        import torch
+
+        op = target.split(".", 1)[1].replace(".", "_")
+        names = set()
+        for schema in torch._C._jit_get_schemas_for_operator(f"aten::{op}"):
+            for arg in schema.arguments:
+                names.add("input" if arg.name == "self" else arg.name)
+        return names or None
+    return None
+
+
+def _json_default(value: Any) -> Any:
+    if value is inspect.Parameter.empty or value is np._NoValue:  # type: ignore[attr-defined]
+        return None
+    if isinstance(value, bool | int | float | str) or value is None:
+        return value
+    if isinstance(value, tuple):
+        return list(value)
+    return None
+
+
+def derive(seed: Seed) -> tuple[dict[str, Any], list[str]]:
+    """A JSON spec for one seed, and notes on what was dropped or adjusted."""
+    name = seed["name"]
+    notes: list[str] = []
+    bindings: dict[str, dict[str, Any]] = {}
+    for lib in LIBRARIES:
+        raw = seed["bindings"].get(lib)
+        b = {"target": raw} if isinstance(raw, str) else dict(raw or {})
+        b.setdefault("target", default_target(lib, name))
+        bindings[lib] = b
+    np_fn = resolve(bindings["numpy"]["target"])
+    try:
+        np_sig: inspect.Signature | None = inspect.signature(np_fn)
+    except (TypeError, ValueError):
+        np_sig = None
+    params = [dict(p) for p in seed["params"]] if seed["params"] is not None else None
+    if params is None:
+        if np_sig is None:
+            raise SystemExit(f"{name}: numpy signature unavailable; list params in catalog")
+        params = []
+        for p in np_sig.parameters.values():
+            if p.name in SKIP or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                continue
+            if p.name not in KIND_TABLE:
+                if p.default is inspect.Parameter.empty:
+                    raise SystemExit(f"{name}: required numpy parameter {p.name!r} has no "
+                                     "entry in KIND_TABLE; add one or list params")
+                continue
+            entry = {"name": p.name, **KIND_TABLE[p.name]}
+            if p.default is not inspect.Parameter.empty:
+                entry["optional"] = True
+                entry["default"] = _json_default(p.default)
+            params.append(entry)
+    if np_sig is not None:  # numpy's defaults are the canonical ones
+        for entry in params:
+            p = np_sig.parameters.get(entry["name"])
+            if p is not None and entry.get("optional") and entry.get("default") is None:
+                entry["default"] = _json_default(p.default)
+    names = {p["name"] for p in params}
+    for lib, b in bindings.items():
+        if lib == "torch":
+            rename = {k: v for k, v in TORCH_RENAME.items() if k in names}
+            rename.update(b.get("rename", {}))
+            if rename:
+                b["rename"] = rename
+    dropped: set[str] = set()
+    for lib, b in bindings.items():
+        accepted = accepted_keywords(lib, b["target"])
+        if accepted is None:
+            continue
+        positional = {a.lstrip("*") for a in b.get("args", [])}
+        for p in params:
+            if p["kind"] in ("tensor", "tensors") or p["name"] in positional \
+                    or p["name"] in b.get("drop", []):
+                continue
+            keyword = b.get("rename", {}).get(p["name"], p["name"])
+            if keyword not in accepted:
+                if not p.get("optional"):
+                    raise SystemExit(f"{name}: {b['target']} does not accept required "
+                                     f"keyword {keyword!r}; fix the catalog entry")
+                dropped.add(p["name"])
+                notes.append(f"{p['name']}: dropped, {b['target']} has no {keyword!r}")
+        for keyword in b.get("extra", {}):
+            if keyword not in accepted:
+                raise SystemExit(f"{name}: {b['target']} has no keyword {keyword!r}")
+    params = [p for p in params if p["name"] not in dropped]
+    for b in bindings.values():
+        for key in ("rename", "convert"):
+            if key in b:
+                b[key] = {k: v for k, v in b[key].items() if k not in dropped}
+                if not b[key]:
+                    del b[key]
+    spec: dict[str, Any] = {"name": name, "group": seed["group"]}
+    if seed["shapes"] != "any":
+        spec["shapes"] = seed["shapes"]
+    spec["dtypes"] = seed["dtypes"]
+    spec["params"] = params
+    spec["bindings"] = bindings
+    if not seed["specials"]:
+        spec["specials"] = False
+    if seed["unsupported"]:
+        spec["unsupported"] = seed["unsupported"]
+    text = "; ".join(filter(None, [seed["notes"]] + notes))
+    if text:
+        spec["notes"] = text
+    return spec, notes
+
+
+# ---- agreement ------------------------------------------------------------------------------
+TOLERANCE = {"float64": (1e-7, 1e-10), "complex128": (1e-7, 1e-10), "float32": (2e-4, 1e-5),
+             "complex64": (2e-4, 1e-5), "float16": (2e-2, 1e-3), "bfloat16": (5e-2, 1e-2)}
+
+
+def disagreement(outcomes: Mapping[str, Outcome], reference: str = "numpy") -> str | None:
+    """Why the outcomes of one case differ (status, count, dtype, shape, values), or None."""
+    bad = [f"{n}: {o.status} {o.exc_type}: {' '.join(o.message.split())[:160]}"
+           for n, o in sorted(outcomes.items()) if not o.ok]
+    if bad:
+        return "; ".join(bad)
+    ref = outcomes[reference]
+    for name, o in outcomes.items():
+        if name == reference:
+            continue
+        if len(o.outputs) != len(ref.outputs):
+            return f"{name}: {len(o.outputs)} outputs, {reference}: {len(ref.outputs)}"
+        for i, (a, b) in enumerate(zip(ref.outputs, o.outputs, strict=True)):
+            if a.dtype != b.dtype:
+                return f"{name}: output {i} dtype {b.dtype}, {reference}: {a.dtype}"
+            if a.shape != b.shape:
+                return f"{name}: output {i} shape {b.shape}, {reference}: {a.shape}"
+            x, y = a.to_numpy(), b.to_numpy()
+            if a.dtype in TOLERANCE:
+                rtol, atol = TOLERANCE[a.dtype]
+                wide = np.complex128 if a.dtype.startswith("complex") else np.float64
+                x, y = x.astype(wide), y.astype(wide)
+                scale = float(np.nanmax(np.abs(x[np.isfinite(x)]), initial=0.0))
+                if not np.allclose(x, y, rtol=rtol, atol=atol * max(scale, 1.0),
+                                   equal_nan=True):
+                    with np.errstate(invalid="ignore"):
+                        diff = np.abs(x - y)
+                    worst = float(np.max(diff, initial=0.0, where=np.isfinite(diff)))
+                    return f"{name}: output {i} values differ (max abs diff {worst:.3g})"
+            elif not np.array_equal(x, y):
+                return f"{name}: output {i} values differ"
+    return None
+
+
+# ---- calibration ----------------------------------------------------------------------------
+def calibrate(specs: list[ApiSpec], values_per_dtype: int = 12, keep_ratio: float = 0.75,
+              seed: int = 1) -> dict[str, tuple[list[str], dict[str, str]]]:
+    """spec -> (dtypes kept, dtype -> reason dropped), by running every library."""
+    from dlfuzz.engines.api.generate import Generator
+    from dlfuzz.engines.api.values import Profile
+    from dlfuzz.executor.pool import Pool, WorkerConfig
+
+    gen = Generator(seed=seed)
+    plain = Profile()
+    jobs: list[tuple[str, str]] = []
+    cases = []
+    for spec in specs:
+        for dtype in spec.dtypes:
+            for _ in range(values_per_dtype // 4):
+                for case in gen.group(spec, 4, dtype=dtype, profile=plain):
+                    jobs.append((spec.name, dtype))
+                    cases.append(case)
+    with Pool([WorkerConfig(lib) for lib in LIBRARIES]) as pool:
+        pool.start()
+        if pool.unavailable:
+            raise SystemExit(f"backends unavailable: {pool.unavailable}")
+        results = []
+        for start in range(0, len(cases), 500):
+            results += pool.run(cases[start:start + 500])
+            print(f"calibrated {len(results)}/{len(cases)} cases", file=sys.stderr)
+    tally: dict[tuple[str, str], list[str | None]] = collections.defaultdict(list)
+    for job, outcomes in zip(jobs, results, strict=True):
+        tally[job].append(disagreement(outcomes))
+    out: dict[str, tuple[list[str], dict[str, str]]] = {}
+    for spec in specs:
+        kept, reasons = [], {}
+        for dtype in spec.dtypes:
+            verdicts = tally[(spec.name, dtype)]
+            good = sum(v is None for v in verdicts)
+            if verdicts and good / len(verdicts) >= keep_ratio:
+                kept.append(dtype)
+            else:
+                reasons[dtype] = collections.Counter(v for v in verdicts if v).most_common(1)[0][0]
+        out[spec.name] = (kept, reasons)
+    return out
+
+
+COMPILED = {"jax-jit": "jax", "torch-compile": "torch", "tf-xla": "tf"}
+_UNSUPPORTED = re.compile(r"unsupported operations|not supported|no registered|could not find "
+                          r"device|not implemented|no kernel", re.I)
+
+
+def calibrate_compiled(specs: list[ApiSpec], backends: tuple[str, ...] = tuple(COMPILED),
+                       seed: int = 2) -> dict[str, dict[str, str]]:
+    """spec -> {"backend[:dtype]": reason} where a compiled mode rejects, as unsupported,
+    what its eager mode computes. Other compiled failures are printed: candidate bugs."""
+    from dlfuzz.engines.api.generate import Generator
+    from dlfuzz.engines.api.values import Profile
+    from dlfuzz.executor.pool import Pool, WorkerConfig
+
+    gen = Generator(seed=seed)
+    cases = [gen.group(spec, 1, dtype=dtype, profile=Profile())[0]
+             for spec in specs for dtype in spec.dtypes]
+    eager = tuple(dict.fromkeys(COMPILED[b] for b in backends))
+    with Pool([WorkerConfig(b) for b in eager + backends]) as pool:
+        pool.start()
+        results = []
+        for start in range(0, len(cases), 200):
+            results += pool.run(cases[start:start + 200])
+            print(f"compiled {len(results)}/{len(cases)} cases", file=sys.stderr)
+    found: dict[str, dict[str, str]] = collections.defaultdict(dict)
+    for case, outcomes in zip(cases, results, strict=True):
+        dtype = case.tensors[0].dtype if case.tensors else next(
+            v.name for _, v in case.params if hasattr(v, "name"))
+        for backend in backends:
+            got, ref = outcomes[backend], outcomes[COMPILED[backend]]
+            if got.ok or not ref.ok:
+                continue
+            text = " ".join(f"{got.exc_type}: {got.message}".split())
+            if _UNSUPPORTED.search(text):
+                short = re.sub(r"\s*__inference\S*", "", text).split(" (")[0]
+                found[case.api][f"{backend}:{dtype}"] = short[:100]
+            else:
+                print(f"{case.api} {dtype}: {backend} fails where {COMPILED[backend]} "
+                      f"works (candidate bug): {text[:200]}", file=sys.stderr)
+    out: dict[str, dict[str, str]] = {}
+    for spec in specs:
+        entries = found.get(spec.name, {})
+        for backend in backends:
+            keys = [k for k in entries if k.startswith(backend + ":")]
+            if keys and len(keys) == len(spec.dtypes):  # every dtype: the op itself
+                reason = entries[keys[0]]
+                for k in keys:
+                    del entries[k]
+                entries[backend] = reason
+        if entries:
+            out[spec.name] = dict(sorted(entries.items()))
+    return out
+
+
+# ---- writing --------------------------------------------------------------------------------
+def compress_dtypes(dtypes: list[str]) -> list[str]:
+    """Spell whole families by name ("float") so the JSON stays readable."""
+    out: list[str] = []
+    rest = list(dtypes)
+    for family in ("float", "int", "uint", "complex", "bool"):
+        members = DTYPE_FAMILIES[family]
+        if len(members) > 1 and all(m in rest for m in members):
+            out.append(family)
+            rest = [d for d in rest if d not in members]
+    return out + rest
+
+
+def _render(value: Any, indent: int) -> str:
+    """Leaf objects and lists on one line when short, everything else one item per line."""
+    flat = json.dumps(value)
+    nested = isinstance(value, dict | list) and any(
+        isinstance(v, dict) or (isinstance(v, list) and any(isinstance(x, dict | list)
+                                                           for x in v))
+        for v in (value.values() if isinstance(value, dict) else value))
+    if not isinstance(value, dict | list) or (not nested and len(flat) + indent <= 96):
+        return flat
+    pad = " " * (indent + 2)
+    if isinstance(value, list):
+        items = [pad + _render(v, indent + 2) for v in value]
+        return "[\n" + ",\n".join(items) + "\n" + " " * indent + "]"
+    items = [f"{pad}{json.dumps(k)}: {_render(v, indent + 2)}" for k, v in value.items()]
+    return "{\n" + ",\n".join(items) + "\n" + " " * indent + "}"
+
+
+def dump(specs: list[dict[str, Any]], path: Path) -> None:
+    """JSON with short leaf objects on one line, so that the file stays hand-editable."""
+    doc = {"format": FORMAT,
+           "comment": "numpy-like functions shared by numpy, torch, jax.numpy and "
+                      "tf.experimental.numpy; see README.md in this directory",
+           "specs": specs}
+    path.write_text(_render(doc, 0) + "\n", encoding="utf-8")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m dlfuzz.engines.api.extract")
+    parser.add_argument("--out", type=Path, default=DEFAULT_SPEC_FILE)
+    parser.add_argument("--only", nargs="*", default=None, help="rebuild just these specs")
+    parser.add_argument("--no-calibrate", action="store_true")
+    parser.add_argument("--compiled", action="store_true",
+                        help="also find what jax-jit/torch-compile/tf-xla cannot run "
+                             "(slow: minutes of compilation)")
+    parser.add_argument("--fresh", action="store_true",
+                        help="ignore the existing JSON (hand edits are lost)")
+    args = parser.parse_args(argv)
+
+    from dlfuzz.engines.api.specs import load_file
+
+    existing: dict[str, dict] = {}
+    if args.out.exists() and not args.fresh:
+        existing = {s["name"]: s for s in json.loads(args.out.read_text())["specs"]}
+    seeds = [s for s in catalog() if args.only is None or s["name"] in args.only]
+    fresh = {}
+    for s in seeds:
+        spec, notes = derive(s)
+        fresh[s["name"]] = spec
+        for note in notes:
+            print(f"{s['name']}: {note}", file=sys.stderr)
+    if args.no_calibrate:  # keep the calibrated dtypes of specs already in the file
+        for name, spec in fresh.items():
+            if name in existing:
+                spec["dtypes"] = existing[name]["dtypes"]
+    merged = [fresh.get(s["name"]) or existing.get(s["name"]) for s in catalog()]
+    merged += [s for n, s in existing.items() if n not in {c["name"] for c in catalog()}]
+    merged = [s for s in merged if s is not None]
+    if not args.no_calibrate and fresh:
+        tmp = args.out.with_suffix(".tmp.json")
+        dump(list(fresh.values()), tmp)  # the catalog's dtypes are the candidates
+        try:
+            loaded = load_file(tmp)
+        finally:
+            tmp.unlink()
+        verdicts = calibrate(loaded)
+        for spec in merged:
+            if spec["name"] in verdicts:
+                kept, reasons = verdicts[spec["name"]]
+                spec["dtypes"] = compress_dtypes(kept)
+                for dtype, why in reasons.items():
+                    print(f"{spec['name']}: {dtype} dropped: {why}", file=sys.stderr)
+        empty = [s["name"] for s in merged if not s["dtypes"]]
+        if empty:
+            print(f"no dtype survived, removed: {', '.join(empty)}", file=sys.stderr)
+        merged = [s for s in merged if s["dtypes"]]
+    if args.compiled:
+        tmp = args.out.with_suffix(".tmp.json")
+        dump([s for s in merged if s["name"] in fresh], tmp)
+        try:
+            loaded = load_file(tmp)
+        finally:
+            tmp.unlink()
+        limits = calibrate_compiled(loaded)
+        for spec in merged:
+            if spec["name"] in fresh:
+                known = {**spec.get("unsupported", {}), **limits.get(spec["name"], {})}
+                if known:
+                    spec["unsupported"] = known
+    dump(merged, args.out)
+    print(f"wrote {len(merged)} specs to {args.out}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
