@@ -18,3 +18,9 @@ def test_first_line_only_and_quoted_values():
 def test_signature_fields():
     s = make_signature("crash", "call", "torch", "cumsum", "SIGSEGV")
     assert s == "crash|call|torch|cumsum|SIGSEGV"
+
+
+def test_generated_name_suffixes_do_not_split_bugs():
+    a = normalize_message("cannot compile graph __inference_bound_793[_XlaMustCompile=true]")
+    b = normalize_message("cannot compile graph __inference_bound_3376[_XlaMustCompile=true]")
+    assert a == b

@@ -14,8 +14,9 @@ _PATTERNS = [
     (re.compile(r"(/[\w.\-]+)+"), "<path>"),
     (re.compile(r"'[^']*'|\"[^\"]*\""), "'…'"),
     (re.compile(r"\[[^\]]*\]|\([\d,\s]*\)"), "[…]"),
-    # Numbers, but not the digits of names (float32, conv2d, int64 stay as they are).
-    (re.compile(r"(?<![A-Za-z_\d])[-+]?\d+(\.\d+)?([eE][-+]?\d+)?"), "#"),
+    # Numbers, but not the digits of names (float32, conv2d, int64 stay as they are);
+    # generated suffixes (__inference_bound_793) go.
+    (re.compile(r"(?<![A-Za-z\d])[-+]?\d+(\.\d+)?([eE][-+]?\d+)?"), "#"),
     (re.compile(r"\s+"), " "),
 ]
 
