@@ -13,6 +13,7 @@ modes, ``compile`` which turns a call into a cached compiled callable over tenso
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -71,12 +72,16 @@ class Backend:
     def resolve(self, target: str) -> Callable[..., Any]:
         """``torch.linalg.norm`` -> the function object, looked up at call time.
 
-        Not cached across calls on purpose: a preloaded patch replacing the attribute must
-        be seen, exactly as a user program would see it.
+        The attribute is not cached across calls on purpose: a preloaded patch replacing
+        it must be seen, exactly as a user program would see it. The module is taken from
+        ``sys.modules`` when it is there (what ``import_module`` returns anyway, without
+        its locking and parent checks: a third of a microsecond per case).
         """
         module_name, _, attr = target.rpartition(".")
-        obj: Any = importlib.import_module(module_name)
-        return getattr(obj, attr)
+        module = sys.modules.get(module_name)
+        if module is None:
+            module = importlib.import_module(module_name)
+        return getattr(module, attr)
 
     def run(self, case: ApiCase) -> tuple[np.ndarray, ...]:
         call = case.call_for(self.library)

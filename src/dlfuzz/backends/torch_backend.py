@@ -10,7 +10,9 @@ import numpy as np
 
 from dlfuzz.backends._threads import worker_threads
 from dlfuzz.backends.base import Backend
-from dlfuzz.cases import Call
+from dlfuzz.cases import DTYPES, Call
+
+_BFLOAT16 = DTYPES["bfloat16"]
 
 
 class TorchBackend(Backend):
@@ -28,10 +30,10 @@ class TorchBackend(Backend):
         return self.torch.__version__
 
     def to_native(self, array: np.ndarray) -> Any:
-        torch = self.torch
-        if array.dtype.name == "bfloat16":
-            return torch.from_numpy(array.view(np.int16).copy()).view(torch.bfloat16)
-        return torch.from_numpy(array.copy())
+        # The array is the worker's own fresh copy (Tensor.to_numpy): no second copy.
+        if array.dtype == _BFLOAT16:
+            return self.torch.from_numpy(array.view(np.int16)).view(self.torch.bfloat16)
+        return self.torch.from_numpy(array)
 
     def to_numpy(self, value: Any) -> np.ndarray:
         torch = self.torch

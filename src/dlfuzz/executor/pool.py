@@ -1,9 +1,11 @@
 """Host side of the executor: long-lived workers, timeouts, crash recovery.
 
 Each backend has one worker process (a fresh interpreter, never a fork: JAX, TF and CUDA
-break under fork). Cases go in batches; results stream back one case at a time, so when
-a worker dies or hangs the host knows exactly which case it was running: that case gets
-``crash``/``timeout``/``oom``, a new worker starts, and the rest of the batch goes on.
+break under fork). Cases go in batches; the worker writes each result into the pipe as
+soon as the case ends, so when a worker dies or hangs the host knows exactly which case
+it was running: that case gets ``crash``/``timeout``/``oom``, a new worker starts, and
+the rest of the batch goes on. The host does not wake for every result: it drains the
+pipe in bulk, pausing up to ``_PACE_S`` between drains (see ``protocol``).
 Whether the case kills a worker on its own or only after its predecessors is settled
 later by triage, which re-runs it alone in a fresh worker (``Pool.isolate``).
 
@@ -30,11 +32,17 @@ from dlfuzz.cases import Outcome
 from dlfuzz.errors import DlfuzzError, InternalError
 from dlfuzz.executor import protocol
 from dlfuzz.executor.process import LogDrain, WorkerProcess, describe_exit
+from dlfuzz.executor.protocol import encode_cases
 
 _OOM_LOG_MARKERS = ("bad_alloc", "out of memory", "cannot allocate memory", "oom-kill")
 _EXIT_GRACE_S = 5.0  # a worker that closed its pipe gets this long to finish dying
 _DRAIN_GRACE_S = 2.0  # after the kill, time for the last output to reach the log tail
 _TRANSFER_GRACE_S = 5.0  # once a message has begun to arrive, time for the rest of it
+# Longest pause between two drains of a busy worker's results. Each wake-up of the host
+# costs CPU time a worker could use; 2 ms lets dozens of fast results gather in the pipe
+# while adding at most 2 ms to a batch (less: see ``Worker._pace``).
+_PACE_S = 0.002
+_MIN_PAUSE_S = 0.0001  # below this, sleeping costs more than it saves
 
 
 class BackendUnavailable(DlfuzzError):
@@ -176,7 +184,7 @@ class Worker:
         self._log = self._proc.drain
         self._ever_started = True
         self._since_start = 0
-        event, message = self._next_message(cfg.start_timeout_s)
+        event, message = self._next_message(time.monotonic() + cfg.start_timeout_s)
         if _tag(event, message) == "ready":
             self.stats.version = str(message[1])
             self.info = dict(message[2]) if len(message) > 2 else {}
@@ -257,40 +265,71 @@ class Worker:
             self._restart()
 
     # ---- messages -------------------------------------------------------------------
-    def _next_message(self, timeout: float) -> tuple[str, Any]:
-        """``("message", msg)`` or an event without one.
+    def _next_message(self, deadline: float, grace: float = _TRANSFER_GRACE_S
+                      ) -> tuple[str, Any]:
+        """``("message", msg)``, or an event without one, by ``deadline`` (monotonic).
 
         Events: ``timeout`` (silent, alive), ``exited`` (dead, maybe with forks still
-        holding the pipe), ``closed`` (EOF), ``stalled`` (a message began, then stopped),
-        ``garbled`` (bytes that are not our protocol).
+        holding the pipe), ``closed`` (EOF), ``stalled`` (a message began, then stopped
+        for ``grace`` seconds past its beginning or the deadline, whichever is later),
+        ``garbled`` (bytes that are not our protocol). Results already in the pipe win
+        over an exit: those a worker wrote just before it crashed are read first.
         """
         proc = self._proc
         assert proc is not None
-        event = proc.wait_event(timeout)
-        if event != "message":
-            return event, None
-        deadline = time.monotonic() + max(_TRANSFER_GRACE_S, timeout)
-        try:
-            return "message", protocol.recv(proc.recv_fd, deadline)
-        except protocol.ChannelClosed:
-            return "closed", None
-        except TimeoutError:
-            return ("exited" if proc.exited() else "stalled"), None
-        except OSError:
-            return "closed", None
-        except Exception as exc:  # noqa: BLE001 - unpickling garbage raises anything
-            return "garbled", f"{type(exc).__name__}: {exc}"
+        reader = proc.reader
+        partial_since: float | None = None
+        drained_after_exit = False
+        while True:
+            try:
+                message = reader.pop()
+            except Exception as exc:  # noqa: BLE001 - unpickling garbage raises anything
+                return "garbled", f"{type(exc).__name__}: {exc}"
+            if message is not protocol.NOTHING:
+                return "message", message
+            if reader.eof:
+                return "closed", None
+            now = time.monotonic()
+            limit = deadline
+            if reader.partial:
+                partial_since = now if partial_since is None else partial_since
+                limit = max(deadline, partial_since + grace)
+            # Past the limit this still polls once: a result may be waiting unread in the
+            # pipe (the host paused), and it counts if the worker wrote it in time.
+            event = proc.wait_event(max(0.0, limit - now))
+            if event == "timeout":
+                if reader.partial:
+                    return ("exited" if proc.exited() else "stalled"), None
+                return "timeout", None
+            if event == "message":
+                try:
+                    reader.fill()
+                except OSError:
+                    return "closed", None
+            elif event == "exited":
+                if drained_after_exit:
+                    return "exited", None
+                drained_after_exit = True
+                try:
+                    reader.fill()  # whatever it wrote before dying is in the pipe still
+                except OSError:
+                    return "exited", None
 
     # ---- running --------------------------------------------------------------------
-    def run(self, cases: Sequence[Any], progress: Callable[[int], None] | None = None
-            ) -> list[Outcome]:
+    def run(self, cases: Sequence[Any], progress: Callable[[int], None] | None = None, *,
+            encoded: Sequence[bytes] | None = None) -> list[Outcome]:
         """One Outcome per case, in order; survives crashes and hangs of the worker.
 
+        ``encoded``: the cases already pickled (``encode_cases``), as ``Pool.run`` shares
+        them between backends. ``progress(1)`` is called for each result as it is read.
         Raises ``BackendUnavailable`` only if no worker can be started (or fed) at all.
         """
         started = time.perf_counter()
+        blobs = list(encoded) if encoded is not None else encode_cases(cases)
+        if len(blobs) != len(cases):
+            raise ValueError(f"{len(blobs)} encoded cases for {len(cases)} cases")
         try:
-            return self._run_all(cases, progress)
+            return self._run_all(blobs, progress)
         except BaseException:
             # Interrupted mid-batch (a dlfuzz bug, a raising ``progress``, Ctrl-C): the
             # worker may still be answering, and stale results must never be read as
@@ -300,13 +339,13 @@ class Worker:
         finally:
             self.stats.busy_s += time.perf_counter() - started
 
-    def _run_all(self, cases: Sequence[Any], progress: Callable[[int], None] | None
+    def _run_all(self, blobs: list[bytes], progress: Callable[[int], None] | None
                  ) -> list[Outcome]:
         outcomes: list[Outcome] = []
         undelivered = 0
-        while len(outcomes) < len(cases):
+        while len(outcomes) < len(blobs):
             self._ensure_ready()
-            pending = list(cases[len(outcomes):])
+            pending = blobs[len(outcomes):]
             if self.config.restart_every:
                 pending = pending[:max(1, self.config.restart_every - self._since_start)]
             got = self._run_some(pending, progress)
@@ -321,48 +360,76 @@ class Worker:
             outcomes.extend(got)
         return outcomes
 
-    def _run_some(self, cases: list[Any], progress: Callable[[int], None] | None
+    def _run_some(self, blobs: list[bytes], progress: Callable[[int], None] | None
                   ) -> list[Outcome] | None:
-        """Outcomes of a prefix of ``cases`` (all, or up to the first death or hang).
+        """Outcomes of a prefix of the cases (all, or up to the first death or hang).
 
         None if the batch could not be delivered: the worker died (broken pipe) or
         stopped reading after its last answer, so no case of this batch ran.
         """
         proc = self._proc
         assert proc is not None
+        timeout = self.case_timeout
         try:
-            deadline = time.monotonic() + self.case_timeout + _TRANSFER_GRACE_S
-            protocol.send(proc.send_fd, ("run", cases), deadline)
+            deadline = time.monotonic() + timeout + _TRANSFER_GRACE_S
+            protocol.send(proc.send_fd, ("run", blobs), deadline)
         except OSError:  # BrokenPipeError, or TimeoutError from a worker not reading
             self.stats.idle_deaths += 1
             self.stop()
             return None
         results: list[Outcome] = []
+        # When the case in flight began: the worker's end time of the previous case, as
+        # it reported it (the host may read that result much later), or now for the first.
+        case_start = time.monotonic()
+        first_byte = proc.reader.total
+        busy = 0.0  # seconds the worker spent in the cases answered so far
+        grace = max(_TRANSFER_GRACE_S, timeout)
         while True:
-            mark = proc.drain.total
-            t0 = time.perf_counter()
-            event, message = self._next_message(self.case_timeout)
-            waited = time.perf_counter() - t0
+            event, message = self._next_message(case_start + timeout, grace)
             tag = _tag(event, message)
             if tag == "result" and message[1] == len(results):
-                results.append(self._accept(message[2], progress))
+                wire = message[2]
+                results.append(self._accept(wire, progress))
+                case_start = protocol.finished_at(wire)
+                busy += results[-1].duration_s
+                if len(results) < len(blobs) and not proc.reader.has_frame():
+                    self._pace(len(results), len(blobs) - len(results), busy,
+                               (proc.reader.total - first_byte) / proc.result_pipe_bytes)
                 continue
-            if tag == "done" and len(results) == len(cases):
+            if tag == "done" and len(results) == len(blobs):
                 return results
             if tag == "fatal":
                 self.stop()
                 raise InternalError(f"worker of {self.config.backend} failed: {message[1]}")
+            waited = max(0.0, time.monotonic() - case_start)
             if event in ("timeout", "stalled"):
                 results.append(self._timeout_outcome(waited, event))
             else:
                 if event == "message":  # out of order, or not ours: a stray process wrote
                     event, message = "garbled", f"unexpected message {str(message)[:200]}"
+                mark = proc.drain.offset_at(case_start)
                 results.append(self._death_outcome(waited, event, message, mark))
             return results
 
-    def _accept(self, outcome: Outcome, progress: Callable[[int], None] | None) -> Outcome:
-        if outcome.backend != self.config.backend:  # a plugin's class name vs the pool's
-            outcome = replace(outcome, backend=self.config.backend)
+    @staticmethod
+    def _pace(done: int, left: int, busy: float, pipes: float) -> None:
+        """Let results gather in the pipe before the next drain, not longer than useful.
+
+        ``busy``: the worker's time inside the ``done`` cases; ``pipes``: the pipe
+        capacities their results filled. The pause is capped by the time the remaining
+        cases take at that rate (a short batch is not held back by a fixed sleep), and by
+        the time the worker takes to fill half the pipe (big results must not leave it
+        blocked on a full one). Time inside the cases is a lower bound of the worker's
+        pace, so both caps err on the side of waking up early.
+        """
+        per_case = busy / done
+        pause = min(_PACE_S, per_case * left, busy / (2 * pipes) if pipes else _PACE_S)
+        if pause >= _MIN_PAUSE_S:
+            time.sleep(pause)
+
+    def _accept(self, wire: tuple[Any, ...], progress: Callable[[int], None] | None
+                ) -> Outcome:
+        outcome = protocol.outcome_from_wire(self.config.backend, wire)
         self.stats.cases += 1
         self._since_start += 1
         self.stats.last_rss_mb = outcome.peak_rss_mb
@@ -453,6 +520,11 @@ class Pool:
         its outcomes are missing from this and later results.
         """
         results: list[dict[str, Outcome]] = [{} for _ in cases]
+        names = [n for n in self.workers if only is None or n in only]
+        libraries = {self.workers[n].library for n in names}
+        # Pickled once here rather than once per backend: most cases run on all of them.
+        encoded = encode_cases(cases, lambda c: any(c.call_for(lib) is not None
+                                                    for lib in libraries))
 
         def run_backend(name: str) -> str:
             worker = self.workers[name]
@@ -460,14 +532,14 @@ class Pool:
             if not index:
                 return ""
             try:
-                outcomes = worker.run([cases[i] for i in index], progress)
+                outcomes = worker.run([cases[i] for i in index], progress,
+                                      encoded=[encoded[i] for i in index])
             except BackendUnavailable as exc:
                 return exc.reason
             for i, outcome in zip(index, outcomes, strict=True):
                 results[i][name] = outcome
             return ""
 
-        names = [n for n in self.workers if only is None or n in only]
         futures = [self._executor.submit(run_backend, n) for n in names]
         error: BaseException | None = None
         for name, future in zip(names, futures, strict=True):

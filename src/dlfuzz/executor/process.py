@@ -29,8 +29,11 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 
+from dlfuzz.executor.protocol import FrameReader
+
 LOG_KEEP = 64 * 1024
 _PIPE_BYTES = 1 << 20
+_DEFAULT_PIPE_BYTES = 1 << 16  # Linux's default pipe capacity
 _POLL_SLICE_S = 0.05  # exit-polling period where pidfds are missing (old kernels, non-Linux)
 
 
@@ -48,6 +51,8 @@ class LogDrain(threading.Thread):
         self._chunks: collections.deque[bytes] = collections.deque()
         self._size = 0
         self.total = 0  # bytes read so far: a mark to tell one case's output from the rest
+        # (arrival time, total before the chunk) of recent chunks, for ``offset_at``
+        self._arrivals: collections.deque[tuple[float, int]] = collections.deque(maxlen=1024)
         self._lock = threading.Lock()
         self._halt = threading.Event()
 
@@ -64,7 +69,9 @@ class LogDrain(threading.Thread):
                     return
                 if not chunk:
                     return
+                now = time.monotonic()
                 with self._lock:
+                    self._arrivals.append((now, self.total))
                     self._chunks.append(chunk)
                     self._size += len(chunk)
                     self.total += len(chunk)
@@ -83,6 +90,21 @@ class LogDrain(threading.Thread):
         if self.is_alive():
             self._halt.set()
             self.join(1.0)
+
+    def offset_at(self, when: float) -> int:
+        """The mark (a value ``total`` had) after the output read up to ``when`` (monotonic).
+
+        The host reads results in bulk, well after the worker wrote them; this finds where
+        the output of a case that began at ``when`` starts in the stream. Only the last
+        chunks are remembered: for an older ``when`` it is the start of the oldest one.
+        """
+        with self._lock:
+            mark = self.total
+            for arrived, before in reversed(self._arrivals):
+                if arrived <= when:
+                    break
+                mark = before
+            return mark
 
     def tail(self, limit: int = 8192, since: int = 0) -> str:
         """The last ``limit`` bytes of output, only what came after the mark ``since``."""
@@ -119,15 +141,22 @@ def _pidfd_open(pid: int) -> int:
         return -1
 
 
-def _grow_pipe(fd: int) -> None:
-    """Raise a pipe's buffer to 1 MiB where allowed: big tensors cross in fewer turns."""
+def _grow_pipe(fd: int) -> int:
+    """Raise a pipe's buffer to 1 MiB where allowed: big tensors cross in fewer turns.
+
+    Returns the capacity the pipe ended up with (the host paces its reads by it).
+    """
     setpipe = getattr(fcntl, "F_SETPIPE_SZ", None)
     if setpipe is None:
-        return
+        return _DEFAULT_PIPE_BYTES
     try:
-        fcntl.fcntl(fd, setpipe, _PIPE_BYTES)
+        return fcntl.fcntl(fd, setpipe, _PIPE_BYTES)
     except OSError:
-        pass  # over /proc/sys/fs/pipe-max-size, or the user's pipe quota: keep the default
+        # Over /proc/sys/fs/pipe-max-size, or the user's pipe quota: keep the default.
+        try:
+            return fcntl.fcntl(fd, fcntl.F_GETPIPE_SZ)
+        except (AttributeError, OSError):
+            return _DEFAULT_PIPE_BYTES
 
 
 def _close_all(*fds: int) -> None:
@@ -140,7 +169,7 @@ def _close_all(*fds: int) -> None:
 
 
 class WorkerProcess:
-    """A spawned worker: its protocol descriptors, exit watcher and log drain.
+    """A spawned worker: its protocol descriptors and reader, exit watcher and log drain.
 
     ``command(fd_in, fd_out)`` builds the argument vector once the child's descriptor
     numbers are known. The host's ends are non-blocking (see ``protocol``).
@@ -156,8 +185,9 @@ class WorkerProcess:
             _close_all(*fds)
             raise
         h2w_r, h2w_w, w2h_r, w2h_w, log_r, log_w = fds
-        for fd in (h2w_w, w2h_w, log_w):
-            _grow_pipe(fd)
+        _grow_pipe(h2w_w)
+        _grow_pipe(log_w)
+        self.result_pipe_bytes = _grow_pipe(w2h_w)  # how much a worker writes unblocked
         try:
             self.popen = subprocess.Popen(
                 command(h2w_r, w2h_w), stdin=subprocess.DEVNULL, stdout=log_w, stderr=log_w,
@@ -171,6 +201,7 @@ class WorkerProcess:
         self.send_fd, self.recv_fd = h2w_w, w2h_r
         os.set_blocking(self.send_fd, False)
         os.set_blocking(self.recv_fd, False)
+        self.reader = FrameReader(self.recv_fd)
         self._pidfd = _pidfd_open(self.pid)
         self._poller = select.poll()
         self._poller.register(self.recv_fd, select.POLLIN)

@@ -9,16 +9,24 @@ before the library is imported, so they apply to everything the library does.
 from __future__ import annotations
 
 import argparse
+import collections
 import faulthandler
+import gc
 import os
+import pickle
 import resource
 import sys
 import threading
 import time
 import traceback
-from typing import Any
+from resource import RUSAGE_SELF, getrusage
+from time import monotonic, perf_counter
+from typing import Any, NoReturn
 
-from dlfuzz.cases import ApiCase, Outcome, Tensor
+import numpy as np
+
+from dlfuzz.backends.base import StageError
+from dlfuzz.cases import DTYPES, ApiCase, Outcome, dtype_name
 from dlfuzz.executor import protocol
 
 # Lower-case fragments of "type: message" meaning an allocation failed. TF eager says
@@ -29,6 +37,7 @@ _OOM_MARKERS = (
     "failed to allocate", "cannot allocate memory", "memoryerror", "unable to allocate",
     "oom when allocating",
 )
+_DTYPE_NAMES = {dtype: name for name, dtype in DTYPES.items()}
 
 
 def classify_exception(exc: BaseException) -> str:
@@ -39,23 +48,29 @@ def classify_exception(exc: BaseException) -> str:
     return "oom" if any(m in text for m in _OOM_MARKERS) else "exception"
 
 
-def _rss_peak_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-
-
 def _short_message(exc: BaseException, limit: int = 2000) -> str:
     text = str(exc)
     return text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more chars]"
 
 
-def run_case(backend: Any, case: ApiCase) -> Outcome:
-    """Run one case; every exception of the library becomes a value."""
-    from dlfuzz.backends.base import StageError
+def _tensor_wire(array: Any) -> tuple[str, tuple[int, ...], bytes]:
+    """``Tensor.from_numpy`` as a tuple of builtins: the same checks, cheaper to pickle."""
+    arr = np.ascontiguousarray(array)
+    name = _DTYPE_NAMES.get(arr.dtype)
+    if name is None:
+        name = dtype_name(arr.dtype)  # raises the usual "not one dlfuzz handles"
+    return name, arr.shape, arr.tobytes()
 
-    start = time.perf_counter()
+
+def execute(backend: Any, case: ApiCase) -> tuple[Any, ...]:
+    """Run one case; its outcome as ``protocol``'s wire tuple. Library errors are values.
+
+    This is the per-case hot path of a worker: two clock reads, one ``getrusage``, no
+    dataclass (the host builds the Outcome).
+    """
+    start = perf_counter()
     try:
-        outputs = backend.run(case)
-        encoded = tuple(Tensor.from_numpy(o) for o in outputs)
+        encoded = tuple(map(_tensor_wire, backend.run(case)))
         status, exc_type, message, stage = "ok", "", "", "call"
     except StageError as err:
         exc = err.__cause__ or err
@@ -66,38 +81,60 @@ def run_case(backend: Any, case: ApiCase) -> Outcome:
             raise
         status = classify_exception(exc)
         exc_type, message, stage, encoded = type(exc).__name__, _short_message(exc), "call", ()
-    return Outcome(
-        backend=backend.name, status=status, outputs=encoded, exc_type=exc_type,
-        message=message, stage=stage, duration_s=time.perf_counter() - start,
-        peak_rss_mb=_rss_peak_mb(),
-    )
+    duration = perf_counter() - start
+    return (status, encoded, exc_type, message, stage, duration,
+            getrusage(RUSAGE_SELF).ru_maxrss / 1024.0, monotonic())
+
+
+def run_case(backend: Any, case: ApiCase) -> Outcome:
+    """Run one case; every exception of the library becomes a value."""
+    return protocol.outcome_from_wire(backend.name, execute(backend, case))
 
 
 def serve(backend: Any, fd_in: int, fd_out: int) -> None:
     """Answer the host until it closes the pipe or says ``exit``."""
     owner = os.getpid()
+    getpid, send, loads = os.getpid, protocol.send, pickle.loads
     while True:
         try:
             message = protocol.recv(fd_in)
         except protocol.ChannelClosed:
             return
         except Exception:  # noqa: BLE001 - a batch we cannot read is a dlfuzz bug: say so
-            protocol.send(fd_out, ("fatal", traceback.format_exc()))
-            sys.exit(3)
+            _fatal(fd_out)
         kind = message[0]
         if kind == "exit":
             return
         if kind == "ping":
             protocol.send(fd_out, ("pong",))
         elif kind == "run":
-            for index, case in enumerate(message[1]):
-                outcome = run_case(backend, case)
-                if os.getpid() != owner:
+            blobs = message[1]
+            # A blob that comes back in the batch is one object (see ``pool.encode_cases``):
+            # decode it once, as unpickling the whole batch at once used to.
+            uses = collections.Counter(map(id, blobs))
+            decoded: dict[int, ApiCase] = {}
+            for index, blob in enumerate(blobs):
+                case = decoded.get(id(blob))
+                if case is None:
+                    try:
+                        case = loads(blob)
+                    except Exception:  # noqa: BLE001 - as above: a case we cannot read
+                        _fatal(fd_out)
+                    if uses[id(blob)] > 1:
+                        decoded[id(blob)] = case
+                wire = execute(backend, case)
+                del case  # its arrays go now, not after the next case is decoded
+                if getpid() != owner:
                     # A library forked and its child returned into this loop: only the
                     # worker itself may answer, or the host would read every result twice.
                     os._exit(0)
-                protocol.send(fd_out, ("result", index, outcome))
+                send(fd_out, ("result", index, wire))
             protocol.send(fd_out, ("done",))
+
+
+def _fatal(fd_out: int) -> NoReturn:
+    protocol.send(fd_out, ("fatal", traceback.format_exc()))
+    sys.exit(3)
 
 
 def _set_limits(memory_limit_mb: int) -> None:
@@ -153,6 +190,10 @@ def main(argv: list[str] | None = None) -> None:
         # Preloads (test-only patches, user hooks) run after the library is imported.
         for module in filter(None, args.preload.split(",")):
             __import__(module)
+        # The library's hundreds of thousands of objects live as long as the worker: out
+        # of the collector's sight, a full collection takes microseconds instead of the
+        # ~50 ms (torch, JAX) that would otherwise stall a case now and then.
+        gc.freeze()
         info = {"pid": os.getpid(), "name": backend.name, "library": backend.library,
                 "case_timeout_factor": backend.case_timeout_factor,
                 "executable": sys.executable}
