@@ -61,7 +61,7 @@ class Tensor:
 
     @classmethod
     def from_numpy(cls, array: Any) -> Tensor:
-        arr = np.ascontiguousarray(array)
+        arr = np.asarray(array, order="C")  # ascontiguousarray would make 0-d arrays 1-d
         return cls(dtype_name(arr.dtype), tuple(int(d) for d in arr.shape), arr.tobytes())
 
     def to_numpy(self) -> np.ndarray:

@@ -275,3 +275,35 @@ def test_eager_trio_runs_1000_cases_per_second() -> None:
             best = max(best, len(cases) / (time.perf_counter() - started))
             assert all(r[b].ok for r in results for b in TRIO)
         assert best >= 1000, f"{best:.0f} cases/s"
+
+
+def test_a_hanging_signature_costs_one_full_timeout_per_batch(monkeypatch):
+    """Later cases of a signature that already hung in the batch get a short limit."""
+    import os as _os
+    import time as _time
+    from pathlib import Path as _Path
+
+    import numpy as _np
+
+    from dlfuzz.cases import ApiCase as _ApiCase
+    from dlfuzz.cases import Call as _Call
+    from dlfuzz.cases import Ref as _Ref
+    from dlfuzz.cases import Tensor as _Tensor
+    from dlfuzz.executor.pool import Pool as _Pool
+    from dlfuzz.executor.pool import WorkerConfig as _WorkerConfig
+
+    planted = str(_Path(__file__).resolve().parent.parent / "planted")
+    monkeypatch.setenv("PYTHONPATH", _os.pathsep.join(
+        filter(None, [planted, _os.environ.get("PYTHONPATH")])))
+    x = _Tensor.from_numpy(_np.ones(3, _np.float32))
+    hang = _ApiCase("hang", (x,), (("numpy", _Call("planted_faults.hang_sleep", (_Ref(0),))),))
+    fine = _ApiCase("ok", (x,), (("numpy", _Call("planted_faults.identity", (_Ref(0),))),))
+    with _Pool([_WorkerConfig("numpy", case_timeout_s=4.0)]) as pool:
+        pool.start()
+        t0 = _time.monotonic()
+        out = pool.run([hang, fine, hang, hang, fine])
+        elapsed = _time.monotonic() - t0
+    statuses = [o["numpy"].status for o in out]
+    assert statuses == ["timeout", "ok", "timeout", "timeout", "ok"]
+    assert "within 1.0 s" in out[2]["numpy"].message
+    assert elapsed < 4.0 + 2 * 1.0 + 8.0  # one full timeout, two short ones, restarts

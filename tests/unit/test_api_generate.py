@@ -327,3 +327,15 @@ def test_subnormals_only_without_flushing_libraries() -> None:
     assert not _has_subnormal(ApiEngine(seed=1, apis=unary).propose(3000))
     assert _has_subnormal(ApiEngine(seed=1, apis=unary,
                                     libraries=("numpy", "torch")).propose(3000))
+
+
+def test_apis_that_hang_are_sampled_much_less() -> None:
+    engine = ApiEngine(seed=3, apis=["gcd", "add"])
+    hung = Outcome(backend="jax", status="timeout")
+    fine = Outcome(backend="numpy", status="ok")
+    while engine.stats["gcd"].tried < 3:
+        for case in engine.propose(8):
+            engine.feedback(case, {"numpy": fine, "jax": hung if case.api == "gcd" else fine},
+                            [])
+    later = [c.api for c in engine.propose(400)]
+    assert 0 < later.count("gcd") < 0.1 * len(later)

@@ -38,6 +38,11 @@ _OOM_LOG_MARKERS = ("bad_alloc", "out of memory", "cannot allocate memory", "oom
 _EXIT_GRACE_S = 5.0  # a worker that closed its pipe gets this long to finish dying
 _DRAIN_GRACE_S = 2.0  # after the kill, time for the last output to reach the log tail
 _TRANSFER_GRACE_S = 5.0  # once a message has begun to arrive, time for the rest of it
+# After a case times out, later cases of the same batch with the same signature (same
+# call, same input shapes and dtypes) get this share of the timeout (at least 1 s): a
+# signature that hangs usually hangs for every input, and a group of 16 such cases would
+# otherwise cost 16 full timeouts. They still run; a hang is still observed, not assumed.
+_REPEAT_TIMEOUT_SHARE = 0.1
 # Longest pause between two drains of a busy worker's results. Each wake-up of the host
 # costs CPU time a worker could use; 2 ms lets dozens of fast results gather in the pipe
 # while adding at most 2 ms to a batch (less: see ``Worker._pace``).
@@ -329,7 +334,7 @@ class Worker:
         if len(blobs) != len(cases):
             raise ValueError(f"{len(blobs)} encoded cases for {len(cases)} cases")
         try:
-            return self._run_all(blobs, progress)
+            return self._run_all(blobs, progress, [self._signature_key(c) for c in cases])
         except BaseException:
             # Interrupted mid-batch (a dlfuzz bug, a raising ``progress``, Ctrl-C): the
             # worker may still be answering, and stale results must never be read as
@@ -339,16 +344,27 @@ class Worker:
         finally:
             self.stats.busy_s += time.perf_counter() - started
 
-    def _run_all(self, blobs: list[bytes], progress: Callable[[int], None] | None
-                 ) -> list[Outcome]:
+    def _signature_key(self, case: Any) -> Any:
+        call = case.call_for(self.library) if hasattr(case, "call_for") else None
+        if call is None:
+            return None
+        return (call.static_key(), tuple((t.dtype, t.shape) for t in case.tensors))
+
+    def _run_all(self, blobs: list[bytes], progress: Callable[[int], None] | None,
+                 keys: list[Any]) -> list[Outcome]:
         outcomes: list[Outcome] = []
         undelivered = 0
+        hung: set[Any] = set()
+        full = self.case_timeout
+        short = max(1.0, full * _REPEAT_TIMEOUT_SHARE)
         while len(outcomes) < len(blobs):
             self._ensure_ready()
             pending = blobs[len(outcomes):]
             if self.config.restart_every:
                 pending = pending[:max(1, self.config.restart_every - self._since_start)]
-            got = self._run_some(pending, progress)
+            timeouts = [short if k is not None and k in hung else full
+                        for k in keys[len(outcomes):len(outcomes) + len(pending)]]
+            got = self._run_some(pending, progress, timeouts)
             if got is None:
                 undelivered += 1
                 if undelivered >= 2:  # two fresh workers in a row refused the batch
@@ -357,11 +373,14 @@ class Worker:
                         f"last output: {self.log_tail(500).strip()[-300:]}")
                 continue
             undelivered = 0
+            for k, outcome in zip(keys[len(outcomes):], got, strict=False):
+                if outcome.status == "timeout" and k is not None:
+                    hung.add(k)
             outcomes.extend(got)
         return outcomes
 
-    def _run_some(self, blobs: list[bytes], progress: Callable[[int], None] | None
-                  ) -> list[Outcome] | None:
+    def _run_some(self, blobs: list[bytes], progress: Callable[[int], None] | None,
+                  timeouts: list[float] | None = None) -> list[Outcome] | None:
         """Outcomes of a prefix of the cases (all, or up to the first death or hang).
 
         None if the batch could not be delivered: the worker died (broken pipe) or
@@ -370,6 +389,7 @@ class Worker:
         proc = self._proc
         assert proc is not None
         timeout = self.case_timeout
+        timeouts = timeouts or [timeout] * len(blobs)
         try:
             deadline = time.monotonic() + timeout + _TRANSFER_GRACE_S
             protocol.send(proc.send_fd, ("run", blobs), deadline)
@@ -385,7 +405,8 @@ class Worker:
         busy = 0.0  # seconds the worker spent in the cases answered so far
         grace = max(_TRANSFER_GRACE_S, timeout)
         while True:
-            event, message = self._next_message(case_start + timeout, grace)
+            limit = timeouts[min(len(results), len(timeouts) - 1)]
+            event, message = self._next_message(case_start + limit, grace)
             tag = _tag(event, message)
             if tag == "result" and message[1] == len(results):
                 wire = message[2]
@@ -403,7 +424,7 @@ class Worker:
                 raise InternalError(f"worker of {self.config.backend} failed: {message[1]}")
             waited = max(0.0, time.monotonic() - case_start)
             if event in ("timeout", "stalled"):
-                results.append(self._timeout_outcome(waited, event))
+                results.append(self._timeout_outcome(waited, event, limit))
             else:
                 if event == "message":  # out of order, or not ours: a stray process wrote
                     event, message = "garbled", f"unexpected message {str(message)[:200]}"
@@ -437,12 +458,14 @@ class Worker:
             progress(1)
         return outcome
 
-    def _timeout_outcome(self, waited: float, event: str) -> Outcome:
+    def _timeout_outcome(self, waited: float, event: str, limit: float | None = None
+                         ) -> Outcome:
         self.stats.timeouts += 1
         self.stats.cases += 1
         self.stop()
+        limit = self.case_timeout if limit is None else limit
         what = ("its result stopped half-way" if event == "stalled"
-                else f"no result within {self.case_timeout:.1f} s")
+                else f"no result within {limit:.1f} s")
         return Outcome(backend=self.config.backend, status="timeout", stage="call",
                        message=what, duration_s=waited, log_tail=self.log_tail())
 

@@ -1,10 +1,13 @@
 """``ApiEngine``: the baseline API-level fuzzer.
 
 It picks an API (weighted by how often its cases have run anywhere), draws a signature
-and serves a group of 4-8 cases for it, so compiled backends compile once per group.
+(or reuses one of that API's recent signatures, see below) and serves a group of cases
+for it, so compiled backends compile once per group.
 Feedback keeps a per-API count of cases that ran ``ok`` on at least one backend; an API
 whose cases never run anywhere (a spec that is wrong for the installed versions) is
 sampled less and less, but never dropped, in case the failure was the inputs' fault.
+Each case that hangs or kills a worker halves its API's weight: it cost a timeout or a
+restart, and the next one would most likely hit the same, already reported, bug.
 
 Everything random comes from one ``numpy.random.Generator`` seeded at construction and
 is consumed in a fixed order, so a seed reproduces the same cases. Feedback changes the
@@ -44,6 +47,7 @@ POOL_MAX = 32
 COST_EMA = 0.05  # smoothing of the measured first-case and later-case costs
 MIN_WEIGHT = 0.05   # an API that never ran keeps this share of a healthy API's weight
 PRIOR = (1.0, 2.0)  # Beta-like prior: (ok, tried) before any feedback
+COSTLY = frozenset({"timeout", "crash", "oom"})
 
 
 @dataclass
@@ -53,6 +57,7 @@ class ApiStats:
     tried: int = 0
     ran_somewhere: int = 0   # at least one backend returned ok
     ran_everywhere: int = 0  # every backend returned ok
+    costly: int = 0          # cases that hung or killed a worker (seconds each)
     findings: int = 0
 
     @property
@@ -61,7 +66,10 @@ class ApiStats:
 
     @property
     def weight(self) -> float:
-        return MIN_WEIGHT + (1.0 - MIN_WEIGHT) * self.valid_rate
+        """Valid APIs are drawn more; each hang or crash halves the weight again, since
+        it costs a timeout or a worker restart and most likely repeats a known bug."""
+        base = MIN_WEIGHT + (1.0 - MIN_WEIGHT) * self.valid_rate
+        return max(MIN_WEIGHT * MIN_WEIGHT, base / (1 << min(self.costly, 16)))
 
 
 class ApiEngine:
@@ -131,6 +139,7 @@ class ApiEngine:
         oks = [o.ok for o in outcomes.values()]
         stats.ran_somewhere += any(oks)
         stats.ran_everywhere += bool(oks) and all(oks)
+        stats.costly += any(o.status in COSTLY for o in outcomes.values())
         stats.findings += len(findings)
         cost = max((o.duration_s for o in outcomes.values()), default=0.0)
         if case.id in self._first_ids:
@@ -208,7 +217,8 @@ class ApiEngine:
     def summary(self) -> dict[str, dict[str, float]]:
         """Per-API counts and valid rate, for reports."""
         return {n: {"tried": s.tried, "ran_somewhere": s.ran_somewhere,
-                    "ran_everywhere": s.ran_everywhere, "findings": s.findings,
+                    "ran_everywhere": s.ran_everywhere, "costly": s.costly,
+                    "findings": s.findings,
                     "valid_rate": round(s.valid_rate, 3)} for n, s in self.stats.items()}
 
 
