@@ -24,6 +24,7 @@ from dlfuzz.oracles.base import OracleContext
 from dlfuzz.oracles.reference import Judge
 
 SETS = {
+    "eager numpy+torch": ["numpy", "torch"],
     "eager numpy+torch+jax": ["numpy", "torch", "jax"],
     "eager numpy+torch+jax+tf": ["numpy", "torch", "jax", "tf"],
     "compiled torch-compile+jax-jit+tf-xla (+numpy, jax refs)":
@@ -31,7 +32,8 @@ SETS = {
 }
 
 
-def pipeline(backends: list[str], seconds: float, batch: int) -> dict[str, float]:
+def pipeline(backends: list[str], seconds: float, batch: int, warmup: float
+             ) -> dict[str, float]:
     engine_cls = registry.load("engine", "api")
     classes = {b: registry.load("backend", b) for b in backends}
     libraries = tuple(dict.fromkeys(c.library for c in classes.values()))
@@ -44,7 +46,14 @@ def pipeline(backends: list[str], seconds: float, batch: int) -> dict[str, float
         judge = Judge(lambda cs, only: pool.run(cs, only=only),
                       [b for b in backends if not compiled[b]], library_of)
         ctx = OracleContext(judge, library_of, compiled)
-        pool.run(engine.propose(batch))  # warm-up: first calls, first compiles
+        # Warm-up, not counted: first calls, first compiles, the engine's signature pools
+        # filling up and its cost estimate settling (as in the first minute of a campaign).
+        t_warm = time.perf_counter()
+        while time.perf_counter() - t_warm < warmup:
+            cases = engine.propose(batch)
+            results = pool.run(cases)
+            for case, outcomes in zip(cases, results, strict=True):
+                engine.feedback(case, outcomes, ())
         n_cases, exec_s, t_start = 0, 0.0, time.perf_counter()
         while time.perf_counter() - t_start < seconds:
             cases = engine.propose(batch)
@@ -54,50 +63,63 @@ def pipeline(backends: list[str], seconds: float, batch: int) -> dict[str, float
             items = list(zip(cases, results, strict=True))
             for oracle in oracles:
                 oracle.check_many(items, ctx)
+            for case, outcomes in items:
+                engine.feedback(case, outcomes, ())
             n_cases += len(cases)
         total = time.perf_counter() - t_start
     return {"cases": n_cases, "pipeline_cps": n_cases / total, "executor_cps": n_cases / exec_s,
             "suspicious": ctx.stats.get("suspicious", 0), "reference_runs": judge.reference_runs}
 
 
-def _matmul_case(n: int) -> ApiCase:
+OPS = {  # name -> (numpy, torch, jax targets, shape)
+    "svd": ("numpy.linalg.svd", "torch.linalg.svd", "jax.numpy.linalg.svd", (16, 16)),
+    "matmul": ("numpy.matmul", "torch.matmul", "jax.numpy.matmul", (96, 96)),
+}
+
+
+def _case(op: str) -> ApiCase:
+    np_t, torch_t, jax_t, shape = OPS[op]
     rng = np.random.default_rng(0)
-    a = Tensor.from_numpy(rng.normal(size=(n, n)))
-    b = Tensor.from_numpy(rng.normal(size=(n, n)))
-    calls = (("numpy", Call("numpy.matmul", (Ref(0), Ref(1)))),
-             ("torch", Call("torch.matmul", (Ref(0), Ref(1)))),
-             ("jax", Call("jax.numpy.matmul", (Ref(0), Ref(1)))))
-    return ApiCase("matmul", (a, b), calls)
+    tensors = tuple(Tensor.from_numpy(rng.normal(size=shape)) for _ in range(2))
+    args = (Ref(0),) if op == "svd" else (Ref(0), Ref(1))
+    calls = (("numpy", Call(np_t, args)), ("torch", Call(torch_t, args)),
+             ("jax", Call(jax_t, args)))
+    return ApiCase(op, tensors[:len(args)], calls)
 
 
-def raw_call_seconds(library: str, n: int) -> float:
+def raw_call_seconds(library: str, op: str) -> float:
     """The library call alone, in this process, on the same inputs (one thread)."""
-    rng = np.random.default_rng(0)
-    a, b = rng.normal(size=(n, n)), rng.normal(size=(n, n))
-    if library == "numpy":
-        fn = lambda: np.matmul(a, b)  # noqa: E731
-    elif library == "torch":
+    case = _case(op)
+    arrays = [t.to_numpy() for t in case.tensors]
+    target = dict(case.calls)[library].target
+    if library == "torch":
         import torch
 
         torch.set_num_threads(1)
-        ta, tb = torch.from_numpy(a), torch.from_numpy(b)
-        fn = lambda: torch.matmul(ta, tb)  # noqa: E731
-    else:
+        inputs = [torch.from_numpy(a) for a in arrays]
+        fn_ = torch.linalg.svd if op == "svd" else torch.matmul
+        fn = lambda: fn_(*inputs)  # noqa: E731
+    elif library == "jax":
         import jax
 
         jax.config.update("jax_enable_x64", True)
         import jax.numpy as jnp
 
-        ja, jb = jnp.asarray(a), jnp.asarray(b)
-        fn = lambda: jnp.matmul(ja, jb).block_until_ready()  # noqa: E731
+        inputs = [jnp.asarray(a) for a in arrays]
+        fn_ = jnp.linalg.svd if op == "svd" else jnp.matmul
+        fn = lambda: jax.block_until_ready(fn_(*inputs))  # noqa: E731
+    else:
+        fn_ = np.linalg.svd if op == "svd" else np.matmul
+        fn = lambda: fn_(*arrays)  # noqa: E731
+    assert target.rsplit(".", 1)[-1] in ("svd", "matmul")
     fn()
     reps = 300
     return min(timeit.repeat(fn, number=reps, repeat=5)) / reps
 
 
-def overhead(n: int, reps: int = 2000) -> list[tuple[str, float, float, float]]:
+def overhead(op: str, reps: int = 2000) -> list[tuple[str, float, float, float]]:
     rows = []
-    case = _matmul_case(n)
+    case = _case(op)
     for backend in ("numpy", "torch", "jax"):
         with Pool([WorkerConfig(backend)]) as pool:
             pool.start()
@@ -105,29 +127,33 @@ def overhead(n: int, reps: int = 2000) -> list[tuple[str, float, float, float]]:
             t0 = time.perf_counter()
             pool.run([case] * reps)
             harness = (time.perf_counter() - t0) / reps
-        raw = raw_call_seconds(backend, n)
+        raw = raw_call_seconds(backend, op)
         rows.append((backend, raw, harness, harness / raw))
     return rows
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--seconds", type=float, default=15.0)
+    parser.add_argument("--seconds", type=float, default=20.0, help="measured time per set")
+    parser.add_argument("--warmup", type=float, default=40.0, help="uncounted time per set")
     parser.add_argument("--batch", type=int, default=256)
-    parser.add_argument("--matmul", type=int, default=96, help="n of the n x n float64 matmul")
     args = parser.parse_args()
-    print(f"# dlfuzz throughput ({args.seconds:.0f} s per set, batch {args.batch})")
+    print(f"# dlfuzz API pipeline throughput: all specs, {args.warmup:.0f} s warm-up, then "
+          f"{args.seconds:.0f} s measured per set, batch {args.batch}")
     print(f"{'backend set':60s} {'cases':>8s} {'pipeline/s':>11s} {'executor/s':>11s} "
           f"{'suspicious':>10s} {'ref runs':>8s}")
     for label, backends in SETS.items():
-        r = pipeline(backends, args.seconds, args.batch)
+        r = pipeline(backends, args.seconds, args.batch, args.warmup)
         print(f"{label:60s} {r['cases']:8d} {r['pipeline_cps']:11.0f} "
               f"{r['executor_cps']:11.0f} {r['suspicious']:10d} {r['reference_runs']:8d}",
               flush=True)
-    print(f"\n# harness overhead on float64 matmul {args.matmul}x{args.matmul}")
-    print(f"{'backend':8s} {'raw call us':>12s} {'per case us':>12s} {'ratio':>6s}")
-    for backend, raw, harness, ratio in overhead(args.matmul):
-        print(f"{backend:8s} {raw * 1e6:12.1f} {harness * 1e6:12.1f} {ratio:6.2f}", flush=True)
+    for op in OPS:
+        shape = "x".join(map(str, OPS[op][3]))
+        print(f"\n# harness overhead: float64 {op} {shape}")
+        print(f"{'backend':8s} {'raw call us':>12s} {'per case us':>12s} {'ratio':>6s}")
+        for backend, raw, harness, ratio in overhead(op):
+            print(f"{backend:8s} {raw * 1e6:12.1f} {harness * 1e6:12.1f} {ratio:6.2f}",
+                  flush=True)
 
 
 if __name__ == "__main__":

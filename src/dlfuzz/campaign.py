@@ -151,6 +151,7 @@ class Campaign:
             TriageSettings(self.settings.confirm_runs, self.settings.reduce,
                            self.settings.max_reduce_runs),
             rebuild=getattr(self.engine, "rebuild", None))
+        self.triage.time_left = lambda: self.settings.budget_s - self.progress.elapsed
         self.store.set_meta(versions=versions, backends_resolved=self.backend_names)
         return versions
 

@@ -60,6 +60,9 @@ class Triage:
         self.compiled = compiled
         self.settings = settings
         self.rebuild = rebuild
+        # Seconds of campaign budget left; reduction is skipped once it is spent, so a
+        # campaign ends near its budget (the bug stays confirmed, with its reproducers).
+        self.time_left: Callable[[], float] = lambda: float("inf")
 
     def needed_backends(self, finding: Finding) -> list[str]:
         """The guilty backend, its eager sibling and every eager backend (for references)."""
@@ -94,7 +97,7 @@ class Triage:
         if status != "confirmed" or last is None:
             return bug_id, True
         self._write(bug_id, finding, case, last[0], {"reduced": False})
-        if self.settings.reduce:
+        if self.settings.reduce and self.time_left() > 0:
             self._reduce(bug_id, finding, case, needed)
         return bug_id, True
 
