@@ -66,3 +66,12 @@ def test_epsilon_of_every_floating_dtype():
     assert epsilon("bfloat16") == 2.0**-7 and epsilon("float16") == 2.0**-10
     assert epsilon("float32") == 2.0**-23 and epsilon("complex64") == 2.0**-23
     assert epsilon("int32") == 0.0
+
+
+def test_overflow_of_the_output_dtype_is_detected():
+    from dlfuzz.oracles.reference import _overflows
+
+    ref = np.array([1.0, -278784.0, 0.0])
+    assert _overflows(ref, round_to(ref, np.zeros(3, np.float16)))
+    assert not _overflows(ref, round_to(ref, np.zeros(3, np.float32)))
+    assert not _overflows(np.array([np.inf]), np.array([np.inf], np.float16))
