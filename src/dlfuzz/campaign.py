@@ -233,13 +233,11 @@ class Campaign:
                 continue
             blob = bug.reduced_blob or bug.case_blob
             case = self.store.blobs.get(blob)
-            from dlfuzz.cases import Finding as F
-
-            f = F("store", bug.symptom, bug.api, bug.guilty_backend, bug.stage, bug.message,
+            f = Finding("store", bug.symptom, bug.api, bug.guilty_backend, bug.stage, bug.message,
                   bug.signature, case.id, tuple(bug.details.items()))
             outcomes, _ = self.check([case], self.triage.needed_backends(f))[0]
-            self.triage._write(bug.id, f, case, outcomes, {"reduced": bool(bug.reduced_blob),
-                                                          "repaired": True})
+            self.triage.write(bug.id, f, case, outcomes, {"reduced": bool(bug.reduced_blob),
+                                                         "repaired": True})
 
     def _install_signal_handlers(self) -> None:
         def stop(signum: int, frame: Any) -> None:

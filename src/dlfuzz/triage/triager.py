@@ -96,7 +96,7 @@ class Triage:
         self.store.add_bug(row)
         if status != "confirmed" or last is None:
             return bug_id, True
-        self._write(bug_id, finding, case, last[0], {"reduced": False})
+        self.write(bug_id, finding, case, last[0], {"reduced": False})
         if self.settings.reduce and self.time_left() > 0:
             self._reduce(bug_id, finding, case, needed)
         return bug_id, True
@@ -119,7 +119,7 @@ class Triage:
         meta = {"reduced": True, "reduce_runs": result.runs, "reduce_stats": result.stats,
                 "reduce_seconds": round(time.perf_counter() - t0, 3)}
         self.store.update_bug(bug_id, reduced_blob=self.store.blobs.put(result.case))
-        self._write(bug_id, finding, result.case, outcomes, meta)
+        self.write(bug_id, finding, result.case, outcomes, meta)
 
     def expectation(self, finding: Finding, case: ApiCase, outcomes: dict[str, Outcome]
                     ) -> Expectation:
@@ -149,7 +149,7 @@ class Triage:
                 "sensitivity")
         return Expectation("values", tuple(expected), tuple(allowed), note)
 
-    def _write(self, bug_id: str, finding: Finding, case: ApiCase,
+    def write(self, bug_id: str, finding: Finding, case: ApiCase,
                outcomes: dict[str, Outcome], extra: dict[str, Any]) -> None:
         title = f"{finding.symptom} in {finding.guilty_backend or 'unknown'}: {case.api}"
         involved = {b: self.backends[b] for b in outcomes if b in self.backends}
