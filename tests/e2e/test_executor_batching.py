@@ -14,44 +14,26 @@ import os
 import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import numpy as np
 import pytest
+from executor_support import TIMEOUT_S, case, config, ok_case
 
 from dlfuzz.cases import ApiCase, Call, Outcome, Ref, Tensor
 from dlfuzz.executor import protocol
 from dlfuzz.executor.pool import Pool, Worker, WorkerConfig
 from dlfuzz.executor.protocol import encode_cases
 
-PLANTED = Path(__file__).resolve().parents[1] / "planted"
-TIMEOUT_S = 2.0
-
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="the executor's sandbox is Linux-only")
 
 
-@pytest.fixture(autouse=True)
-def planted_path(monkeypatch: pytest.MonkeyPatch) -> None:
-    old = os.environ.get("PYTHONPATH", "")
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (str(PLANTED), old) if p))
 
 
-def config(backend: str = "numpy", **kwargs: object) -> WorkerConfig:
-    kwargs.setdefault("case_timeout_s", TIMEOUT_S)
-    kwargs.setdefault("start_timeout_s", 60.0)
-    return WorkerConfig(backend, **kwargs)  # type: ignore[arg-type]
 
 
-def case(function: str, x: np.ndarray | None = None) -> ApiCase:
-    if x is None:
-        x = np.arange(6, dtype=np.float32).reshape(2, 3)
-    call = Call(f"planted_faults.{function}", (Ref(0),))
-    return ApiCase(f"planted.{function}", (Tensor.from_numpy(x),), (("numpy", call),))
 
 
-def ok_case(seed: int) -> ApiCase:
-    return case("identity", np.full((3,), seed, dtype=np.int64))
 
 
 def pid_of(outcome: Outcome) -> int:
@@ -277,32 +259,14 @@ def test_eager_trio_runs_1000_cases_per_second() -> None:
         assert best >= 1000, f"{best:.0f} cases/s"
 
 
-def test_a_hanging_signature_costs_one_full_timeout_per_batch(monkeypatch):
+def test_a_hanging_signature_costs_one_full_timeout_per_batch():
     """Later cases of a signature that already hung in the batch get a short limit."""
-    import os as _os
-    import time as _time
-    from pathlib import Path as _Path
-
-    import numpy as _np
-
-    from dlfuzz.cases import ApiCase as _ApiCase
-    from dlfuzz.cases import Call as _Call
-    from dlfuzz.cases import Ref as _Ref
-    from dlfuzz.cases import Tensor as _Tensor
-    from dlfuzz.executor.pool import Pool as _Pool
-    from dlfuzz.executor.pool import WorkerConfig as _WorkerConfig
-
-    planted = str(_Path(__file__).resolve().parent.parent / "planted")
-    monkeypatch.setenv("PYTHONPATH", _os.pathsep.join(
-        filter(None, [planted, _os.environ.get("PYTHONPATH")])))
-    x = _Tensor.from_numpy(_np.ones(3, _np.float32))
-    hang = _ApiCase("hang", (x,), (("numpy", _Call("planted_faults.hang_sleep", (_Ref(0),))),))
-    fine = _ApiCase("ok", (x,), (("numpy", _Call("planted_faults.identity", (_Ref(0),))),))
-    with _Pool([_WorkerConfig("numpy", case_timeout_s=4.0)]) as pool:
+    hang, fine = case("hang_sleep"), case("identity")
+    with Pool([config(case_timeout_s=4.0)]) as pool:
         pool.start()
-        t0 = _time.monotonic()
+        t0 = time.monotonic()
         out = pool.run([hang, fine, hang, hang, fine])
-        elapsed = _time.monotonic() - t0
+        elapsed = time.monotonic() - t0
     statuses = [o["numpy"].status for o in out]
     assert statuses == ["timeout", "ok", "timeout", "timeout", "ok"]
     assert "within 1.0 s" in out[2]["numpy"].message

@@ -21,13 +21,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from executor_support import PLANTED, TIMEOUT_S, case, config, ok_case
 
 from dlfuzz.cases import ApiCase, Call, DType, Outcome, Ref, Tensor
 from dlfuzz.executor import process
-from dlfuzz.executor.pool import BackendUnavailable, Pool, Worker, WorkerConfig
+from dlfuzz.executor.pool import BackendUnavailable, Pool, Worker
 
-PLANTED = Path(__file__).resolve().parents[1] / "planted"
-TIMEOUT_S = 2.0
 ABORT_MESSAGE = "planted_faults: about to abort, invariant violated"
 WRAPPER_MARKER = "DLFUZZ_PLANTED_INTERPRETER"
 
@@ -35,29 +34,12 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="the executor's sandbox is Linux-only")
 
 
-@pytest.fixture(autouse=True)
-def planted_path(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Workers inherit the environment: tests/planted on PYTHONPATH reaches them."""
-    old = os.environ.get("PYTHONPATH", "")
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (str(PLANTED), old) if p))
 
 
-def config(backend: str = "numpy", **kwargs: object) -> WorkerConfig:
-    kwargs.setdefault("case_timeout_s", TIMEOUT_S)
-    kwargs.setdefault("start_timeout_s", 60.0)
-    return WorkerConfig(backend, **kwargs)  # type: ignore[arg-type]
 
 
-def case(function: str, x: np.ndarray | None = None) -> ApiCase:
-    """A case calling ``planted_faults.<function>(x)`` through the numpy backend."""
-    if x is None:
-        x = np.arange(6, dtype=np.float32).reshape(2, 3)
-    call = Call(f"planted_faults.{function}", (Ref(0),))
-    return ApiCase(f"planted.{function}", (Tensor.from_numpy(x),), (("numpy", call),))
 
 
-def ok_case(seed: int) -> ApiCase:
-    return case("identity", np.full((3,), seed, dtype=np.int64))
 
 
 def assert_ok_identity(outcome: Outcome, seed: int) -> None:
