@@ -1,14 +1,24 @@
 """End-to-end tests: tests/planted on PYTHONPATH, which workers inherit."""
 
 import os
-from pathlib import Path
+from collections.abc import Iterator
 
 import pytest
+from executor_support import PLANTED, config
 
-PLANTED = Path(__file__).resolve().parents[1] / "planted"
+from dlfuzz.executor.pool import Worker
 
 
 @pytest.fixture(autouse=True)
 def planted_path(monkeypatch: pytest.MonkeyPatch) -> None:
     old = os.environ.get("PYTHONPATH", "")
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (str(PLANTED), old) if p))
+
+
+@pytest.fixture
+def worker() -> Iterator[Worker]:
+    """A started numpy worker with the executor tests' short timeouts."""
+    w = Worker(config())
+    w.start()
+    yield w
+    w.close()

@@ -13,7 +13,6 @@ import importlib.util
 import os
 import sys
 import time
-from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -46,12 +45,6 @@ def assert_identity(outcome: Outcome, seed: int) -> None:
     np.testing.assert_array_equal(outcome.outputs[0].to_numpy(), np.full((3,), seed))
 
 
-@pytest.fixture
-def worker() -> Iterator[Worker]:
-    w = Worker(config())
-    w.start()
-    yield w
-    w.close()
 
 
 # ---- exact attribution inside long batches -------------------------------------------------

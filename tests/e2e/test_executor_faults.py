@@ -16,7 +16,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -71,12 +71,6 @@ def wait_gone(pid: int, within_s: float = 5.0) -> bool:
     return process_gone(pid)
 
 
-@pytest.fixture
-def worker() -> Iterator[Worker]:
-    w = Worker(config())
-    w.start()
-    yield w
-    w.close()
 
 
 # ---- one fault, one outcome -------------------------------------------------------------

@@ -12,7 +12,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -85,7 +85,6 @@ class WorkerStats:
     busy_s: float = 0.0
     version: str = ""
     last_rss_mb: float = 0.0
-    rss_history: list[float] = field(default_factory=list)
 
 
 def _host_backend_class(target: str) -> type[Backend] | None:

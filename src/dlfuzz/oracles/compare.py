@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dlfuzz.oracles.tolerances import Tolerance, as_comparable
+from dlfuzz.oracles.tolerances import Tolerance, as_comparable, tolerance_for
 
 
 @dataclass(frozen=True)
@@ -91,8 +91,21 @@ def round_to(expected: np.ndarray, like: np.ndarray) -> np.ndarray:
     return expected
 
 
-def agree(a: tuple[np.ndarray, ...], b: tuple[np.ndarray, ...], tol: Tolerance) -> bool:
-    """Quick check used before any reference is computed: same structure, values close."""
+def loosest(x: np.ndarray, y: np.ndarray) -> Tolerance:
+    """The looser of two outputs' dtype tolerances (float16 vs float32: float16's)."""
+    tx, ty = tolerance_for(x.dtype.name), tolerance_for(y.dtype.name)
+    return Tolerance(max(tx.rtol, ty.rtol), max(tx.atol, ty.atol))
+
+
+def agree(a: tuple[np.ndarray, ...], b: tuple[np.ndarray, ...], tol: Tolerance | None = None,
+          sensitivity: tuple[np.ndarray, ...] | None = None) -> bool:
+    """Same structure and every output close: under ``tol``, or else the looser of each
+    pair's dtype tolerances; plus the per-element ``sensitivity`` where its shape fits."""
     if structure(a) != structure(b):
         return False
-    return all(deviation(x, y, tol).ratio <= 1.0 for x, y in zip(a, b, strict=True))
+    for i, (x, y) in enumerate(zip(a, b, strict=True)):
+        s = sensitivity[i] if sensitivity is not None and sensitivity[i].shape == x.shape \
+            else None
+        if deviation(x, y, tol or loosest(x, y), s).ratio > 1.0:
+            return False
+    return True

@@ -13,8 +13,7 @@ import numpy as np
 
 from dlfuzz.cases import ApiCase, Finding, Outcome
 from dlfuzz.oracles.base import Item, Oracle, OracleContext, finding, input_dtypes
-from dlfuzz.oracles.compare import deviation, structure
-from dlfuzz.oracles.tolerances import Tolerance, tolerance_for
+from dlfuzz.oracles.compare import agree
 
 
 def _outputs(o: Outcome) -> tuple[np.ndarray, ...]:
@@ -26,16 +25,7 @@ def _suspicious(outcomes: dict[str, Outcome]) -> bool:
     if len(ok) < 2:
         return False
     pivot = _outputs(ok[0])
-    for o in ok[1:]:
-        other = _outputs(o)
-        if structure(other) != structure(pivot):
-            return True
-        for x, y in zip(pivot, other, strict=True):
-            tx, ty = tolerance_for(x.dtype.name), tolerance_for(y.dtype.name)
-            tol = Tolerance(max(tx.rtol, ty.rtol), max(tx.atol, ty.atol))
-            if deviation(x, y, tol).ratio > 1.0:
-                return True
-    return False
+    return any(not agree(pivot, _outputs(o)) for o in ok[1:])
 
 
 class DifferentialOracle(Oracle):

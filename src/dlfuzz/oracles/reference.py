@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dlfuzz.cases import COMPLEX_DTYPES, FLOAT_DTYPES, ApiCase, Outcome, Tensor
-from dlfuzz.oracles.compare import Deviation, deviation, round_to, structure
+from dlfuzz.oracles.compare import Deviation, agree, deviation, round_to, structure
 from dlfuzz.oracles.tolerances import Tolerance, epsilon, tolerance_for
 
 REFERENCE_PREFERENCE = ("numpy", "jax", "torch", "tf")
@@ -85,17 +85,6 @@ def nudge(case: ApiCase, rng: np.random.Generator) -> ApiCase:
 
 def _outputs(outcome: Outcome) -> tuple[np.ndarray, ...]:
     return tuple(t.to_numpy() for t in outcome.outputs)
-
-
-def _close(a: tuple[np.ndarray, ...], b: tuple[np.ndarray, ...], tol: Tolerance,
-           sens: tuple[np.ndarray, ...] | None) -> bool:
-    if structure(a) != structure(b):
-        return False
-    for i, (x, y) in enumerate(zip(a, b, strict=True)):
-        s = sens[i] if sens is not None and sens[i].shape == x.shape else None
-        if deviation(x, y, tol, s).ratio > 1.0:
-            return False
-    return True
 
 
 def _sensitivity(base: tuple[np.ndarray, ...], nudged: list[tuple[np.ndarray, ...]]
@@ -178,7 +167,7 @@ class Judge:
         for a in names:
             agreeing = [a] + [b for b in names if b != a and self.library_of[b] !=
                               self.library_of[a] and
-                              _close(base[a], base[b], tol, _max_sens(sens.get(a), sens.get(b)))]
+                              agree(base[a], base[b], tol, _max_sens(sens.get(a), sens.get(b)))]
             if len(agreeing) > len(best):
                 best = agreeing
         # A strict majority of the libraries that computed the case, and at least two:
@@ -194,9 +183,8 @@ class Judge:
         ok = {b: _outputs(o) for b, o in outcomes.items() if o.ok}
         libraries = {self.library_of.get(b, b) for b in ok}
         for out in ok.values():
-            tol = tolerance_for(out[0].dtype.name if out else "float64")
             agreeing = {self.library_of.get(x, x) for x, other in ok.items()
-                        if _close(out, other, _loosest(out, other, tol), None)}
+                        if agree(out, other)}
             if len(agreeing) >= 2 and len(agreeing) * 2 > len(libraries):
                 return Reference(out, tuple(sorted(agreeing)), None, "vote", ok)
         return None
@@ -254,11 +242,6 @@ def _max_sens(a: tuple[np.ndarray, ...] | None, b: tuple[np.ndarray, ...] | None
     if a is None or b is None:
         return a if b is None else b
     return tuple(np.maximum(x, y) if x.shape == y.shape else x for x, y in zip(a, b, strict=True))
-
-
-def _loosest(a: tuple[np.ndarray, ...], b: tuple[np.ndarray, ...], tol: Tolerance) -> Tolerance:
-    tols = [tolerance_for(_dtype_name(x)) for x in (*a, *b)] + [tol]
-    return Tolerance(max(t.rtol for t in tols), max(t.atol for t in tols))
 
 
 def _dtype_name(array: np.ndarray) -> str:

@@ -52,12 +52,6 @@ def epsilon(dtype: str) -> float:
     return 0.0
 
 
-def coarser(a: str, b: str) -> str:
-    """Of two dtypes, the one with the looser tolerance."""
-    ta, tb = tolerance_for(a), tolerance_for(b)
-    return a if (ta.rtol, ta.atol) >= (tb.rtol, tb.atol) else b
-
-
 def as_comparable(array: np.ndarray) -> np.ndarray:
     """Values in a dtype every library's output converts to exactly (float64/complex128)."""
     if array.dtype.kind == "c":

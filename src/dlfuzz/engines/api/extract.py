@@ -35,7 +35,13 @@ import numpy as np
 
 from dlfuzz.cases import Outcome
 from dlfuzz.engines.api.catalog import Seed, catalog
-from dlfuzz.engines.api.specs import DEFAULT_SPEC_FILE, DTYPE_FAMILIES, FORMAT, ApiSpec
+from dlfuzz.engines.api.specs import (
+    DEFAULT_SPEC_FILE,
+    DTYPE_FAMILIES,
+    FORMAT,
+    ApiSpec,
+    load_file,
+)
 
 LIBRARIES = ("numpy", "torch", "jax", "tf")
 MODULES = {"numpy": "numpy", "torch": "torch", "jax": "jax.numpy",
@@ -375,6 +381,16 @@ def dump(specs: list[dict[str, Any]], path: Path) -> None:
     path.write_text(_render(doc, 0) + "\n", encoding="utf-8")
 
 
+def _as_specs(raw: list[dict[str, Any]], beside: Path) -> list[ApiSpec]:
+    """Validated spec objects for raw JSON specs, through the one loader users get."""
+    tmp = beside.with_suffix(".tmp.json")
+    dump(raw, tmp)
+    try:
+        return load_file(tmp)
+    finally:
+        tmp.unlink()
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m dlfuzz.engines.api.extract")
     parser.add_argument("--out", type=Path, default=DEFAULT_SPEC_FILE)
@@ -387,7 +403,6 @@ def main(argv: list[str] | None = None) -> None:
                         help="ignore the existing JSON (hand edits are lost)")
     args = parser.parse_args(argv)
 
-    from dlfuzz.engines.api.specs import load_file
 
     existing: dict[str, dict] = {}
     if args.out.exists() and not args.fresh:
@@ -407,13 +422,8 @@ def main(argv: list[str] | None = None) -> None:
     merged += [s for n, s in existing.items() if n not in {c["name"] for c in catalog()}]
     merged = [s for s in merged if s is not None]
     if not args.no_calibrate and fresh:
-        tmp = args.out.with_suffix(".tmp.json")
-        dump(list(fresh.values()), tmp)  # the catalog's dtypes are the candidates
-        try:
-            loaded = load_file(tmp)
-        finally:
-            tmp.unlink()
-        verdicts = calibrate(loaded)
+        # The catalog's dtypes are the candidates.
+        verdicts = calibrate(_as_specs(list(fresh.values()), args.out))
         for spec in merged:
             if spec["name"] in verdicts:
                 kept, reasons = verdicts[spec["name"]]
@@ -425,13 +435,8 @@ def main(argv: list[str] | None = None) -> None:
             print(f"no dtype survived, removed: {', '.join(empty)}", file=sys.stderr)
         merged = [s for s in merged if s["dtypes"]]
     if args.compiled:
-        tmp = args.out.with_suffix(".tmp.json")
-        dump([s for s in merged if s["name"] in fresh], tmp)
-        try:
-            loaded = load_file(tmp)
-        finally:
-            tmp.unlink()
-        limits = calibrate_compiled(loaded)
+        limits = calibrate_compiled(_as_specs([s for s in merged if s["name"] in fresh],
+                                              args.out))
         for spec in merged:
             if spec["name"] in fresh:
                 known = {**spec.get("unsupported", {}), **limits.get(spec["name"], {})}
