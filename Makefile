@@ -19,7 +19,7 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(VENV)/bin/ruff check src tests benchmarks
-	$(PY) -m dlfuzz backends --require numpy,torch,torch-compile,jax,jax-jit,tf,tf-xla
+	$(PY) -m dlfuzz backends --require numpy,torch,torch-compile,jax,jax-jit,tf,tf-xla,ort,ort-noopt,keras-tf,keras-jax,keras-torch
 	$(PY) -m pytest -q
 
 lint: $(STAMP)

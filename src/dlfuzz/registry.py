@@ -21,10 +21,16 @@ BACKENDS: dict[str, str] = {
     "jax-jit": "dlfuzz.backends.jax_backend:JaxJitBackend",
     "tf": "dlfuzz.backends.tf_backend:TfBackend",
     "tf-xla": "dlfuzz.backends.tf_backend:TfXlaBackend",
+    "ort": "dlfuzz.backends.ort_backend:OrtBackend",
+    "ort-noopt": "dlfuzz.backends.ort_backend:OrtNoOptBackend",
+    "keras-tf": "dlfuzz.backends.keras_backend:KerasBackend",
+    "keras-jax": "dlfuzz.backends.keras_backend:KerasJaxBackend",
+    "keras-torch": "dlfuzz.backends.keras_backend:KerasTorchBackend",
 }
 
 ENGINES: dict[str, str] = {
     "api": "dlfuzz.engines.api.engine:ApiEngine",
+    "model": "dlfuzz.engines.model.engine:ModelEngine",
 }
 
 ORACLES: dict[str, str] = {

@@ -33,6 +33,9 @@ class CampaignSettings:
     preload: tuple[tuple[str, str], ...] = ()  # backend -> module imported in its worker
     reference: str = "auto"  # "auto": add numpy/jax workers when fewer than 2 eager libraries
     threads: int = 1  # library threads per worker
+    method: str = "lemon"  # model engine: lemon | dljsfuzzer
+    seed_models: tuple[str, ...] = ()  # model engine seeds: names or files (empty: default)
+    inputs_per_model: int = 4  # model engine: input sets run per generated model
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import importlib
 import sys
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
 
-from dlfuzz.cases import ApiCase, Call, DType, Ref
+from dlfuzz.cases import ApiCase, Call, DType, GraphCase, Ref
 
 
 class StageError(Exception):
@@ -43,10 +44,15 @@ class Backend:
     compiled: ClassVar[bool] = False  # compile mode: caches compiled callables
     case_timeout_factor: ClassVar[float] = 1.0  # compiling backends get more time per case
     repro_import: ClassVar[str] = ""  # the import line(s) a reproducer starts with
+    lowering: ClassVar[str] = ""  # name in dlfuzz.ir.lower.LOWERINGS; "" = runs no models
+    case_kinds: ClassVar[tuple[str, ...]] = ("api",)  # ApiCase, and "graph" with a lowering
+    model_cache_size: ClassVar[int] = 64  # built (or compiled) models kept per worker
 
     def __init__(self) -> None:
         self._functions: dict[str, Callable[..., Any]] = {}
         self._compiled: dict[Any, Callable[..., Any]] = {}
+        self._models: OrderedDict[Any, Callable[..., Any]] = OrderedDict()
+        self._sources: dict[tuple[str, bool], str] = {}
 
     # ---- set-up (worker side) ---------------------------------------------------------
     def setup(self) -> None:
@@ -84,6 +90,8 @@ class Backend:
         return getattr(module, attr)
 
     def run(self, case: ApiCase) -> tuple[np.ndarray, ...]:
+        if case.kind == "graph":
+            return self.run_graph(case)  # type: ignore[arg-type]
         call = case.call_for(self.library)
         if call is None:
             raise StageError("prepare") from NotImplementedError(
@@ -120,6 +128,84 @@ class Backend:
         except Exception as exc:
             raise StageError(stage) from exc
         return self._fetch(result)
+
+    # ---- models (GraphCase) ------------------------------------------------------------
+    def run_graph(self, case: GraphCase) -> tuple[np.ndarray, ...]:
+        """Build (once per model, LRU-cached) and run a model on one input set.
+
+        The model is the lowering's source executed here; in a compile mode the built
+        callable is compiled by the library once and reused for every input set, so the
+        library's own compilation cache sees the shapes and dtypes that DLJSFuzzer's
+        tensor mutations vary. A failure to emit or build the source is dlfuzz's own
+        bug (stage ``dlfuzz``), never a finding against the library.
+        """
+        if not self.lowering:
+            raise StageError("prepare") from NotImplementedError(
+                f"backend {self.name} does not run models")
+        source = self._source(case)
+        # Keyed by the code and the weights, not the input shapes: a tensor mutation that
+        # only changes shapes reaches the same compiled callable (the library's cache).
+        key = (source, tuple((k, t.digest()) for k, t in case.weights))
+        model = self._models.get(key)
+        stage = "call"
+        if model is None:
+            stage = "compile" if self.compiled else "call"
+            model = self._build_model(case, source)
+            self._models[key] = model
+            while len(self._models) > self.model_cache_size:
+                self._models.popitem(last=False)
+        else:
+            self._models.move_to_end(key)
+        try:
+            natives = [self.model_input(t.to_numpy()) for t in case.tensors]
+        except Exception as exc:
+            raise StageError("prepare") from exc
+        try:
+            result = model(*natives)
+        except Exception as exc:
+            raise StageError(stage) from exc
+        return self._fetch(result)
+
+    def _source(self, case: GraphCase) -> str:
+        from dlfuzz.ir.lower import emit
+
+        gkey = (case.graph.digest(), case.probe)
+        source = self._sources.get(gkey)
+        if source is None:
+            try:
+                source = emit(self.lowering, case.graph, probe=case.probe)
+            except Exception as exc:
+                raise StageError("dlfuzz") from exc
+            self._sources[gkey] = source
+            if len(self._sources) > 4 * self.model_cache_size:
+                self._sources.pop(next(iter(self._sources)))
+        return source
+
+    def _build_model(self, case: GraphCase, source: str) -> Callable[..., Any]:
+        from dlfuzz.ir.lower import build
+
+        weights = {k: t.to_numpy() for k, t in case.weights}
+        try:
+            model = build(source, weights, name=case.model_key, **self.build_options())
+        except Exception as exc:
+            raise StageError("build") from exc
+        if not self.compiled:
+            return model
+        try:
+            return self.compile_model(model)
+        except Exception as exc:
+            raise StageError("compile") from exc
+
+    def build_options(self) -> dict[str, Any]:
+        """Keyword options for the lowering's ``build`` (ONNX Runtime: optimize)."""
+        return {}
+
+    def model_input(self, array: np.ndarray) -> Any:
+        return self.to_native(array)
+
+    def compile_model(self, model: Callable[..., Any]) -> Callable[..., Any]:
+        """The compile mode's wrapper around a built model (jit, torch.compile, XLA)."""
+        raise NotImplementedError
 
     def spec_of(self, native: Any) -> Any:
         """What a compiled callable is specialized on besides the static arguments."""
@@ -184,6 +270,20 @@ class Backend:
     def repro_call(self, call_expr: str, tensor_names: list[str]) -> str:
         """Wrap the plain call expression for a compile mode (identity in eager mode)."""
         return call_expr
+
+    def repro_model_input(self, name: str) -> str:
+        """Expression turning the numpy array ``name`` into a model input."""
+        return name
+
+    def repro_compile_model(self, name: str) -> str:
+        """A line wrapping the built model ``name`` in the compile mode ("" if eager)."""
+        return ""
+
+    def repro_helpers(self) -> str:
+        """Source of ``_as_list(t)``: an output as nested lists (bfloat16 as float64)."""
+        return ("def _as_list(t):\n"
+                "    a = np.asarray(t)\n"
+                "    return (a.astype(np.float64) if a.dtype.name == 'bfloat16' else a).tolist()\n")
 
     def repro_to_list(self, expr: str) -> str:
         """Expression turning one output tensor into ``(nested list, dtype name)``."""

@@ -17,6 +17,8 @@ class JaxBackend(Backend):
     name = "jax"
     library = "jax"
     repro_import = "import jax\nimport jax.numpy as jnp\nimport numpy as np"
+    lowering = "jax"
+    case_kinds = ("api", "graph")
 
     def setup(self) -> None:
         if worker_threads() == 1:
@@ -53,6 +55,9 @@ class JaxBackend(Backend):
     def repro_dtype(self, name: str) -> str:
         return "jnp.bool_" if name == "bool" else f"jnp.{name}"
 
+    def repro_model_input(self, name: str) -> str:
+        return f"jnp.asarray({name})"
+
     def repro_helpers(self) -> str:
         return ("def _as_list(t):\n"
                 "    a = np.asarray(t)\n"
@@ -67,6 +72,12 @@ class JaxJitBackend(JaxBackend):
     def compile(self, call: Call, fn: Callable[..., Any], examples: list[Any],
                 used: list[int]) -> Callable[..., Any]:
         return self.jax.jit(self.bind(call, fn, used)).lower(*examples).compile()
+
+    def compile_model(self, model: Callable[..., Any]) -> Callable[..., Any]:
+        return self.jax.jit(model)
+
+    def repro_compile_model(self, name: str) -> str:
+        return f"{name} = jax.jit({name})"
 
     def repro_call(self, call_expr: str, tensor_names: list[str]) -> str:
         params = ", ".join(tensor_names)

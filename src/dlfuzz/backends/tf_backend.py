@@ -18,6 +18,8 @@ class TfBackend(Backend):
     library = "tf"
     repro_import = ("import numpy as np\nimport tensorflow as tf\n"
                     "import tensorflow.experimental.numpy as tnp")
+    lowering = "tf"
+    case_kinds = ("api", "graph")
 
     def setup(self) -> None:
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -53,6 +55,9 @@ class TfBackend(Backend):
     def repro_dtype(self, name: str) -> str:
         return f"tf.{name}"
 
+    def repro_model_input(self, name: str) -> str:
+        return f"tf.constant({name})"
+
     def repro_helpers(self) -> str:
         return ("def _as_list(t):\n"
                 "    a = np.asarray(t.numpy() if hasattr(t, 'numpy') else t)\n"
@@ -69,6 +74,12 @@ class TfXlaBackend(TfBackend):
         function = self.tf.function(self.bind(call, fn, used), jit_compile=True,
                                     autograph=False)
         return function.get_concrete_function(*examples)
+
+    def compile_model(self, model: Callable[..., Any]) -> Callable[..., Any]:
+        return self.tf.function(model, jit_compile=True, autograph=False)
+
+    def repro_compile_model(self, name: str) -> str:
+        return f"{name} = tf.function({name}, jit_compile=True, autograph=False)"
 
     def repro_call(self, call_expr: str, tensor_names: list[str]) -> str:
         params = ", ".join(tensor_names)

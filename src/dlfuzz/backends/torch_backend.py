@@ -19,6 +19,8 @@ class TorchBackend(Backend):
     name = "torch"
     library = "torch"
     repro_import = "import torch"
+    lowering = "torch"
+    case_kinds = ("api", "graph")
 
     def setup(self) -> None:
         import torch
@@ -56,6 +58,10 @@ class TorchBackend(Backend):
     def repro_dtype(self, name: str) -> str:
         return f"torch.{name}"
 
+    def repro_model_input(self, name: str) -> str:
+        return (f"(torch.from_numpy({name}.view(np.int16)).view(torch.bfloat16) "
+                f"if {name}.dtype.name == 'bfloat16' else torch.from_numpy({name}))")
+
     def repro_helpers(self) -> str:
         return ("def _as_list(t):\n"
                 "    if isinstance(t, torch.Tensor):\n"
@@ -91,6 +97,14 @@ class TorchCompileBackend(TorchBackend):
         fresh = types.FunctionType(code, bound.__globals__, code.co_name, bound.__defaults__,
                                    bound.__closure__)
         return self.torch.compile(fresh, dynamic=False, fullgraph=False)
+
+    def compile_model(self, model: Callable[..., Any]) -> Callable[..., Any]:
+        # Default dynamic-shape policy: a second input shape recompiles with symbolic
+        # shapes, the cache-reuse path DLJSFuzzer's tensor mutations aim at.
+        return self.torch.compile(model, fullgraph=False)
+
+    def repro_compile_model(self, name: str) -> str:
+        return f"{name} = torch.compile({name})"
 
     def repro_call(self, call_expr: str, tensor_names: list[str]) -> str:
         params = ", ".join(tensor_names)

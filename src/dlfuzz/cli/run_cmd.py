@@ -35,6 +35,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-reduce", action="store_true", help="skip reduction of confirmed bugs")
     p.add_argument("--max-cases", type=int, help="stop after this many cases")
     p.add_argument("--apis", help="comma-separated API names to fuzz (default: all)")
+    p.add_argument("--method", help="model engine method: lemon (default) or dljsfuzzer")
+    p.add_argument("--seed-model", action="append", metavar="NAME|PATH",
+                   help="model engine seed: lenet5, alexnet, resnet, mobilenet, vgg, lstm, "
+                        "gru, identity, or a .keras/.h5/.onnx/.json file (repeatable)")
+    p.add_argument("--inputs-per-model", type=int, help="model engine: inputs per model")
     p.add_argument("--python", action="append", metavar="BACKEND=PATH",
                    help="run a backend's worker under another interpreter")
     p.add_argument("--preload", action="append", metavar="BACKEND=MODULE",
@@ -58,8 +63,14 @@ def _overrides(args: argparse.Namespace) -> dict:
         "pythons": parse_pairs(args.python, "--python") or None,
         "preload": parse_pairs(args.preload, "--preload") or None,
         "reduce": False if args.no_reduce else None,
+        "method": args.method, "inputs_per_model": args.inputs_per_model,
+        "seed_models": tuple(args.seed_model) if args.seed_model else None,
     }
-    for key in ("batch_size", "confirm_runs", "memory_limit_mb", "threads"):
+    if args.method is not None and args.method not in ("lemon", "dljsfuzzer"):
+        from dlfuzz.errors import UsageError
+
+        raise UsageError(f"--method {args.method!r}: choose lemon or dljsfuzzer")
+    for key in ("batch_size", "confirm_runs", "memory_limit_mb", "threads", "inputs_per_model"):
         if over[key] is not None and over[key] < 1:
             from dlfuzz.errors import UsageError
 

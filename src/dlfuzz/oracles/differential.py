@@ -8,12 +8,15 @@ suspicious cases of a batch in one round trip. Verdicts name the guilty backend.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 
-from dlfuzz.cases import ApiCase, Finding, Outcome
+from dlfuzz.cases import ApiCase, Finding, GraphCase, Outcome
 from dlfuzz.oracles.base import Item, Oracle, OracleContext, finding, input_dtypes
 from dlfuzz.oracles.compare import agree
+from dlfuzz.oracles.localize import Suspect, localize_many
+from dlfuzz.oracles.reference import REFERENCE_PREFERENCE, Reference, Verdict
 
 
 def _outputs(o: Outcome) -> tuple[np.ndarray, ...]:
@@ -42,20 +45,49 @@ class DifferentialOracle(Oracle):
             return results
         ctx.stats["suspicious"] += len(suspects)
         refs = ctx.judge.references([items[i] for i in suspects])
+        guilty: list[tuple[int, Verdict, Reference]] = []
         for i, ref in zip(suspects, refs, strict=True):
             case, outcomes = items[i]
             if ref is None:
                 ctx.stats["unattributed"] += 1
                 continue
-            for v in ctx.judge.verdicts(outcomes, ref):
-                if not v.guilty:
-                    continue
-                o = outcomes[v.backend]
-                results[i].append(self._finding(case, o, v, ref.method, ref.libraries))
+            verdicts = ctx.judge.verdicts(outcomes, ref)
+            sound = [v.backend for v in verdicts if not v.guilty]
+            for v in verdicts:
+                if v.guilty:
+                    guilty.append((i, v, ref))
+                    self._sound[(i, v.backend)] = _best_sound(v.backend, sound, ctx)
+        suspects_of = self._localize(items, guilty, ctx)
+        for (i, v, ref), suspect in zip(guilty, suspects_of, strict=True):
+            case, outcomes = items[i]
+            results[i].append(self._finding(case, outcomes[v.backend], v, ref.method,
+                                            ref.libraries, suspect))
+        self._sound.clear()
         return results
 
-    def _finding(self, case: ApiCase, o: Outcome, verdict, method: str,
-                 libraries: tuple[str, ...]) -> Finding:
+    def __init__(self) -> None:
+        self._sound: dict[tuple[int, str], str] = {}
+
+    def _localize(self, items: Sequence[Item], guilty: list[tuple[int, Verdict, Reference]],
+                  ctx: OracleContext) -> list[Suspect | None]:
+        """Layer localization for model cases (R_a); API cases need none."""
+        requests, where = [], []
+        for k, (i, v, _) in enumerate(guilty):
+            case = items[i][0]
+            sound = self._sound.get((i, v.backend), "")
+            if isinstance(case, GraphCase) and sound:
+                requests.append((case, v.backend, sound))
+                where.append(k)
+        out: list[Suspect | None] = [None] * len(guilty)
+        if requests:
+            ctx.stats["localizations"] += len(requests)
+            for k, suspect in zip(where, localize_many(ctx.judge.runner, requests),
+                                  strict=True):
+                out[k] = suspect
+        return out
+
+    def _finding(self, case: ApiCase, o: Outcome, verdict: Verdict, method: str,
+                 libraries: tuple[str, ...], suspect: Suspect | None = None) -> Finding:
         worst = max(verdict.deviations, key=lambda d: d.ratio, default=None)
         dtypes = input_dtypes(case)
         if verdict.symptom == "shape":
@@ -66,7 +98,23 @@ class DifferentialOracle(Oracle):
                    f"max abs diff {worst.max_abs:.3g})")
         else:
             msg = f"differs from the {method} reference"
+        extra = {}
+        if suspect is not None and suspect.node:
+            # LEMON's unit of a model bug: (library, layer kind).
+            case = replace(case, api=suspect.op) if isinstance(case, GraphCase) else case
+            msg += f"; localized to {suspect.node} ({suspect.op}) by R_a vs {suspect.against}"
+            extra = {"suspect_node": suspect.node, "suspect_op": suspect.op,
+                     "r_a": suspect.ratio, "localized_against": suspect.against}
         return finding(self.name, verdict.symptom, case, o.backend, o.stage, msg,
                        signature_message=f"inputs {dtypes}", method=method,
                        reference_libraries=",".join(libraries),
-                       ratio=float(min(verdict.ratio, 1e300)))
+                       ratio=float(min(verdict.ratio, 1e300)), **extra)
+
+
+def _best_sound(guilty: str, sound: list[str], ctx: OracleContext) -> str:
+    """A backend that agrees with the reference: an eager reference library first."""
+    lib = ctx.library_of.get(guilty)
+    ranked = sorted((b for b in sound if ctx.library_of.get(b) != lib),
+                    key=lambda b: (ctx.compiled.get(b, False),
+                                   ctx.library_of.get(b) not in REFERENCE_PREFERENCE))
+    return ranked[0] if ranked else ""

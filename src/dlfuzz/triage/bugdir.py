@@ -16,9 +16,10 @@ from typing import Any
 import numpy as np
 
 from dlfuzz.backends.base import Backend
-from dlfuzz.cases import ApiCase, Outcome
+from dlfuzz.cases import ApiCase, GraphCase, Outcome
 from dlfuzz.store.artifacts import replace_dir, write_atomic
 from dlfuzz.triage.repro import Expectation, reproducer
+from dlfuzz.triage.repro_model import model_npz, model_reproducer
 
 
 @dataclass(frozen=True)
@@ -45,8 +46,23 @@ def _npz(arrays: dict[str, np.ndarray]) -> bytes:
     return buf.getvalue()
 
 
-def case_description(case: ApiCase) -> dict[str, Any]:
+def write_model_files(folder: Path, case: GraphCase) -> None:
+    """The model beside the reproducers: weights+inputs, graph as text, dot and JSON."""
+    from dlfuzz.ir.render import to_dot, to_text
+
+    write_atomic(folder / "model.npz", model_npz(case))
+    write_atomic(folder / "graph.txt", to_text(case.graph).encode())
+    write_atomic(folder / "graph.dot", to_dot(case.graph).encode())
+    write_atomic(folder / "graph.json", json.dumps(case.graph.to_dict(), indent=1).encode())
+
+
+def case_description(case: ApiCase | GraphCase) -> dict[str, Any]:
     """A readable account of a case (the pickle beside it is the exact one)."""
+    if isinstance(case, GraphCase):
+        return {"api": case.api, "kind": "model", "origin": dict(case.origin),
+                "dtype": case.graph.dtype, "nodes": [n.op for n in case.graph.nodes],
+                "inputs": [{"dtype": t.dtype, "shape": list(t.shape)} for t in case.tensors],
+                "weights": {k: list(t.shape) for k, t in case.weights}}
     return {
         "api": case.api,
         "params": {k: repr(v) for k, v in case.params},
@@ -79,11 +95,14 @@ def write_bug_folder(root: Path, folder: BugFolder) -> tuple[Path, dict[str, str
             log.write(f"-- worker output (tail) --\n{o.log_tail}\n")
     write_atomic(staging / "error.log", log.getvalue().encode())
     repros: dict[str, str] = {}
+    if isinstance(case, GraphCase):
+        write_model_files(staging, case)
     for name, backend in folder.backends.items():
         if case.call_for(backend.library) is None:
             continue
-        text = reproducer(backend, case, folder.expectation, folder.title,
-                          folder.versions.get(name, ""))
+        make = model_reproducer if isinstance(case, GraphCase) else reproducer
+        text = make(backend, case, folder.expectation, folder.title,  # type: ignore[arg-type]
+                    folder.versions.get(name, ""))
         write_atomic(staging / repro_name(name), text.encode())
         repros[name] = repro_name(name)
     meta = {**folder.meta, "id": folder.bug_id, "title": folder.title, "repro": repros,

@@ -106,7 +106,8 @@ def drop_params(rebuild: Callable[[str, tuple[Tensor, ...], dict[str, Any]], Api
 
 
 def reduce_case(case: ApiCase, holds: Callable[[list[ApiCase]], list[bool]],
-                passes: dict[str, Pass], max_runs: int = 200, chunk: int = 12) -> ReduceResult:
+                passes: dict[str, Pass], max_runs: int = 200, chunk: int = 12,
+                weight: Callable[[Any], tuple[Any, ...]] | None = None) -> ReduceResult:
     """Greedy reduction: accept the first candidate of a pass that still holds.
 
     Candidates are checked ``chunk`` at a time in one round trip to the workers (small
@@ -114,6 +115,7 @@ def reduce_case(case: ApiCase, holds: Callable[[list[ApiCase]], list[bool]],
     as a one-by-one greedy search would.
     """
     stats = {name: {"tried": 0, "accepted": 0} for name in passes}
+    _weight = weight or api_weight
     runs = 0
     seen: set[str] = {case.id}
     progress = True
@@ -144,7 +146,7 @@ def reduce_case(case: ApiCase, holds: Callable[[list[ApiCase]], list[bool]],
     return ReduceResult(case, runs, stats)
 
 
-def _weight(case: ApiCase) -> tuple[int, int, int, int, float]:
+def api_weight(case: ApiCase) -> tuple[int, int, int, int, float]:
     """Smaller is simpler: elements, rank, parameters, non-zero values, magnitude.
 
     Candidates must weigh strictly less than the current case, so reduction terminates.

@@ -17,13 +17,14 @@ from typing import Any
 import numpy as np
 
 from dlfuzz.backends.base import Backend
-from dlfuzz.cases import ApiCase, Finding, Outcome
+from dlfuzz.cases import ApiCase, Finding, GraphCase, Outcome
 from dlfuzz.oracles.compare import round_to
 from dlfuzz.oracles.reference import Judge
 from dlfuzz.oracles.tolerances import tolerance_for
 from dlfuzz.store.db import BugRow, Store
 from dlfuzz.triage.bugdir import BugFolder, write_bug_folder
 from dlfuzz.triage.reduce import DEFAULT_PASSES, drop_params, reduce_case
+from dlfuzz.triage.reduce_model import model_passes, model_weight
 from dlfuzz.triage.repro import Expectation
 
 # Runs cases on some backends and applies every oracle: per case (outcomes, findings).
@@ -106,13 +107,18 @@ class Triage:
             return [any(f.signature == finding.signature for f in found)
                     for _, found in self.check(candidates, needed)]
 
-        passes = {"drop_params": drop_params(self.rebuild), **DEFAULT_PASSES}
+        weight = None
+        if isinstance(case, GraphCase):
+            passes = model_passes(self._probe_values(finding))
+            weight = model_weight
+        else:
+            passes = {"drop_params": drop_params(self.rebuild), **DEFAULT_PASSES}
         budget = min(self.settings.max_reduce_runs, REDUCE_RUNS_BY_SYMPTOM.get(
             finding.symptom, self.settings.max_reduce_runs))
         if budget <= 0:
             return
         t0 = time.perf_counter()
-        result = reduce_case(case, holds, passes, budget)
+        result = reduce_case(case, holds, passes, budget, weight=weight)
         outcomes, findings = self.check([result.case], needed)[0]
         if not any(f.signature == finding.signature for f in findings):
             return  # should not happen (holds() said so); keep the unreduced folder
@@ -120,6 +126,25 @@ class Triage:
                 "reduce_seconds": round(time.perf_counter() - t0, 3)}
         self.store.update_bug(bug_id, reduced_blob=self.store.blobs.put(result.case))
         self.write(bug_id, finding, result.case, outcomes, meta)
+
+    def _probe_values(self, finding: Finding) -> Callable[[GraphCase], dict | None]:
+        """Every value of a model on a backend the bug does not affect (for ``isolate``)."""
+        sound = finding.detail("localized_against") or next(
+            (b for b in self.judge.reference_backends if b != finding.guilty_backend), "")
+
+        def values(case: GraphCase) -> dict | None:
+            if not sound:
+                return None
+            outcome = self.check([case.with_probe(True)], [sound])[0][0].get(sound)
+            if outcome is None or not outcome.ok or len(outcome.outputs) != len(
+                    case.graph.nodes):
+                return None
+            found = {x: t.to_numpy() for x, t in zip(case.graph.input_names, case.tensors,
+                                                     strict=True)}
+            found.update({n.id: t.to_numpy() for n, t in zip(case.graph.nodes,
+                                                              outcome.outputs, strict=True)})
+            return found
+        return values
 
     def expectation(self, finding: Finding, case: ApiCase, outcomes: dict[str, Outcome]
                     ) -> Expectation:
@@ -151,7 +176,9 @@ class Triage:
 
     def write(self, bug_id: str, finding: Finding, case: ApiCase,
                outcomes: dict[str, Outcome], extra: dict[str, Any]) -> None:
-        title = f"{finding.symptom} in {finding.guilty_backend or 'unknown'}: {case.api}"
+        title = f"{finding.symptom} in {finding.guilty_backend or 'unknown'}: {finding.api}"
+        if isinstance(case, GraphCase) and finding.api != case.api:
+            title += f" (found from {case.api})"
         involved = {b: self.backends[b] for b in outcomes if b in self.backends}
         folder = BugFolder(
             bug_id=bug_id, title=title, case=case, outcomes=outcomes,

@@ -1,0 +1,110 @@
+"""Model-engine throughput and diversity.
+
+For each backend set, models/s of the whole loop minus triage: the engine proposes
+models (``--inputs`` input sets each), every backend builds/compiles and runs them, the
+oracles judge every case and the engine learns. Warm-up (worker start, first compiles)
+is not counted. Sets: {torch, ort} (the NNSmith comparison: 17.6 models/s on this
+machine), with ort-noopt, and with the compiled backends (torch-compile, jax-jit,
+tf-xla). Graphs are DLJSFuzzer mutants of a 10-node identity chain (``--method``
+switches to LEMON mutants of LeNet-5). Then the mean pairwise edit distance of the
+generated models (DLJSFuzzer reported 6.46).
+
+Run: ``.venv/bin/python benchmarks/models.py [--seconds 30]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from itertools import combinations
+
+import numpy as np
+
+from dlfuzz import registry
+from dlfuzz.engines.model.dljs_rules import edit_distance
+from dlfuzz.engines.model.engine import ModelEngine
+from dlfuzz.executor.pool import Pool, WorkerConfig
+from dlfuzz.oracles.base import OracleContext
+from dlfuzz.oracles.reference import Judge
+
+SETS = {
+    "torch vs ort": ["torch", "ort"],
+    "torch vs ort vs ort-noopt": ["torch", "ort", "ort-noopt"],
+    "with jit/xla: torch, ort, torch-compile, jax-jit, tf-xla":
+        ["torch", "ort", "torch-compile", "jax-jit", "tf-xla"],
+}
+
+
+def run_set(backends: list[str], seconds: float, warmup: float, method: str, seed: str,
+            inputs: int) -> dict[str, float]:
+    classes = {b: registry.load("backend", b) for b in backends}
+    library_of = {b: c.library for b, c in classes.items()}
+    compiled = {b: c.compiled for b, c in classes.items()}
+    engine = ModelEngine(seed=3, libraries=tuple(dict.fromkeys(library_of.values())),
+                         method=method, seed_models=(seed,), inputs_per_model=inputs)
+    oracles = [registry.load("oracle", n)() for n in registry.names("oracle")]
+    graphs = []
+    with Pool([WorkerConfig(b, case_timeout_s=60) for b in backends]) as pool:
+        pool.start()
+        judge = Judge(lambda cs, only: pool.run(cs, only=only),
+                      [b for b in backends if not compiled[b]], library_of)
+        ctx = OracleContext(judge, library_of, compiled)
+
+        def round_trip() -> int:
+            cases = engine.propose(8 * inputs)
+            results = pool.run(cases)
+            items = list(zip(cases, results, strict=True))
+            found = [[] for _ in items]
+            for oracle in oracles:
+                for i, fs in enumerate(oracle.check_many(items, ctx)):
+                    found[i].extend(fs)
+            for (case, outcomes), fs in zip(items, found, strict=True):
+                engine.feedback(case, outcomes, fs)
+            graphs.extend(c.graph for c in cases[::inputs])
+            return len(cases) // inputs
+
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < warmup:
+            round_trip()
+        models, t1 = 0, time.perf_counter()
+        while time.perf_counter() - t1 < seconds:
+            models += round_trip()
+        elapsed = time.perf_counter() - t1
+    return {"models": models, "seconds": elapsed, "models_per_s": models / elapsed,
+            "graphs": graphs}
+
+
+def mean_edit_distance(graphs: list, pairs: int = 400, seed: int = 0) -> float:
+    rng = np.random.default_rng(seed)
+    all_pairs = list(combinations(range(len(graphs)), 2))
+    if not all_pairs:
+        return 0.0
+    pick = rng.choice(len(all_pairs), size=min(pairs, len(all_pairs)), replace=False)
+    return float(np.mean([edit_distance(graphs[all_pairs[i][0]], graphs[all_pairs[i][1]])
+                          for i in pick]))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seconds", type=float, default=30.0)
+    ap.add_argument("--warmup", type=float, default=20.0)
+    ap.add_argument("--inputs", type=int, default=1, help="input sets per model")
+    ap.add_argument("--method", default="dljsfuzzer")
+    ap.add_argument("--seed-model", default="identity")
+    args = ap.parse_args()
+    print(f"method {args.method}, seed {args.seed_model}, {args.inputs} input set(s) per "
+          f"model, {args.seconds:.0f} s measured after {args.warmup:.0f} s warm-up")
+    graphs: list = []
+    for label, backends in SETS.items():
+        r = run_set(backends, args.seconds, args.warmup, args.method, args.seed_model,
+                    args.inputs)
+        graphs = graphs or r["graphs"]
+        nodes = np.mean([len(g.nodes) for g in r["graphs"]]) if r["graphs"] else 0
+        print(f"{label:58s} {r['models_per_s']:8.1f} models/s  ({r['models']} models, "
+              f"mean {nodes:.1f} nodes)")
+    print(f"mean pairwise edit distance of {len(graphs)} generated models: "
+          f"{mean_edit_distance(graphs):.2f} (DLJSFuzzer: 6.46)")
+
+
+if __name__ == "__main__":
+    main()

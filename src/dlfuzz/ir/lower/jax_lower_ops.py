@@ -1,0 +1,357 @@
+"""Per-op emitters of the JAX lowering: op name -> function from a node context to lines.
+
+Each emitter returns the model-body lines of one node and may add lines to ``ctx.setup``
+(run once in ``build()``: weight conversion, kernel re-layouts, RNN step functions,
+window counts). Layout is channels-last throughout, so convolutions state their
+``dimension_numbers`` (NHWC / HWIO) and pools work on windows ``(1, *k, 1)``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from dlfuzz.ir.graph import Node, TensorType
+
+# (input, kernel, output) layouts for lax.conv_general_dilated, by spatial rank.
+DIMS = {1: ("NWC", "WIO", "NWC"), 2: ("NHWC", "HWIO", "NHWC"),
+        3: ("NDHWC", "DHWIO", "NDHWC")}
+
+
+@dataclass
+class Ctx:
+    """What an emitter knows about its node; ``w()`` and ``local()`` hand out names."""
+
+    node: Node
+    ins: list[str]
+    out: str
+    in_types: list[TensorType]
+    out_type: TensorType
+    weight_shapes: dict[str, tuple[int, ...]]
+    names: Callable[[str], str]
+    setup: list[str] = field(default_factory=list)
+
+    @property
+    def a(self) -> dict[str, Any]:
+        return self.node.a
+
+    @property
+    def x(self) -> str:
+        return self.ins[0]
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.in_types[0].shape
+
+    def local(self, what: str) -> str:
+        """A fresh name for a helper value of this node (``n3_count``)."""
+        return self.names(f"{self.out}_{what}")
+
+    def w(self, name: str, suffix: str = "", label: str | None = None) -> str:
+        """Convert weight ``name`` once in build(); ``suffix`` re-lays it out (a reshape)."""
+        var = self.local(label or name)
+        key = f"{self.node.id}.{name}"
+        self.setup.append(f"{var} = jnp.asarray(W[{key!r}], DTYPE){suffix}")
+        return var
+
+    def bias(self) -> str:
+        return f" + {self.w('bias')}" if self.a["use_bias"] else ""
+
+
+Emitter = Callable[[Ctx], list[str]]
+
+
+def num(v: float) -> str:
+    """A Python literal for a float attribute (repr round-trips; inf has no literal)."""
+    return repr(float(v)) if math.isfinite(v) else f"float('{v}')"
+
+
+def _mm(a: str, b: str) -> str:
+    return f"jnp.matmul({a}, {b}, precision=PREC)"
+
+
+def _conv_expr(x: str, k: str, n: int, strides: tuple[int, ...], padding: str,
+               dilation: tuple[int, ...] = (), groups: int = 1) -> str:
+    """lax.conv_general_dilated call; TF 'same' is lax's 'SAME' (extra element after)."""
+    extra = ""
+    if any(d > 1 for d in dilation):
+        extra += f", rhs_dilation={tuple(dilation)}"
+    if groups > 1:
+        extra += f", feature_group_count={groups}"
+    return (f"lax.conv_general_dilated({x}, {k}, {tuple(strides)}, {padding.upper()!r}"
+            f"{extra}, dimension_numbers={DIMS[n]}, precision=PREC)")
+
+
+# ---- dense and convolutions ------------------------------------------------------------
+def _dense(c: Ctx) -> list[str]:
+    return [f"{c.out} = {_mm(c.x, c.w('kernel'))}{c.bias()}"]
+
+
+def _conv(c: Ctx) -> list[str]:
+    n = len(c.a["kernel_size"])
+    y = _conv_expr(c.x, c.w("kernel"), n, c.a["strides"], c.a["padding"],
+                   c.a["dilation_rate"])
+    return [f"{c.out} = {y}{c.bias()}"]
+
+
+def _depthwise_kernel(c: Ctx, name: str) -> tuple[str, int]:
+    """(k.., cin, m) -> (k.., 1, cin*m): one group per input channel, channel c*m + j."""
+    *k, cin, m = c.weight_shapes[name]
+    shape = ", ".join(map(str, (*k, 1, cin * m)))
+    return c.w(name, f".reshape({shape})"), cin
+
+
+def _depthwise(c: Ctx) -> list[str]:
+    k, cin = _depthwise_kernel(c, "kernel")
+    y = _conv_expr(c.x, k, 2, c.a["strides"], c.a["padding"], c.a["dilation_rate"], cin)
+    return [f"{c.out} = {y}{c.bias()}"]
+
+
+def _separable(c: Ctx) -> list[str]:
+    n = len(c.a["kernel_size"])
+    k, cin = _depthwise_kernel(c, "depthwise_kernel")
+    mid = c.local("depthwise")
+    dw = _conv_expr(c.x, k, n, c.a["strides"], c.a["padding"], c.a["dilation_rate"], cin)
+    pw = _conv_expr(mid, c.w("pointwise_kernel"), n, (1,) * n, "valid")
+    return [f"{mid} = {dw}", f"{c.out} = {pw}{c.bias()}"]
+
+
+def _conv_transpose(c: Ctx) -> list[str]:
+    """Keras kernel (k.., filters, cin) is the forward conv's HWIO: transpose_kernel=True.
+
+    lax's 'SAME' crops the full output exactly as the IR says (pad_before = (k-s)//2);
+    lax's 'VALID' is in*s + max(k-s, 0), which is the IR's (in-1)*s + k only when k >= s,
+    so otherwise the full-output padding (k-1, k-1) of the dilated input is spelled out.
+    """
+    n = len(c.a["kernel_size"])
+    ks, ss = c.a["kernel_size"], c.a["strides"]
+    pad = repr(c.a["padding"].upper())
+    if c.a["padding"] == "valid" and any(k < s for k, s in zip(ks, ss, strict=True)):
+        pad = repr(tuple((k - 1, k - 1) for k in ks))
+    return [f"{c.out} = lax.conv_transpose({c.x}, {c.w('kernel')}, {tuple(ss)}, {pad}, "
+            f"dimension_numbers={DIMS[n]}, transpose_kernel=True, precision=PREC){c.bias()}"]
+
+
+# ---- pooling ---------------------------------------------------------------------------
+def _window(c: Ctx) -> tuple[tuple[int, ...], tuple[int, ...], str]:
+    k = c.a["pool_size"]
+    s = c.a["strides"] or k
+    return (1, *k, 1), (1, *s, 1), repr(c.a["padding"].upper())
+
+
+def _max_pool(c: Ctx) -> list[str]:
+    """-inf as the initial value: padded positions never win ('same' ignores them)."""
+    win, st, pad = _window(c)
+    return [f"{c.out} = lax.reduce_window({c.x}, -jnp.inf, lax.max, {win}, {st}, {pad})"]
+
+
+def _avg_pool(c: Ctx) -> list[str]:
+    """Window sums divided by the number of real elements (counted once in build())."""
+    win, st, pad = _window(c)
+    total = f"lax.reduce_window({c.x}, 0.0, lax.add, {win}, {st}, {pad})"
+    if c.a["padding"] == "valid":
+        return [f"{c.out} = {total} / {math.prod(c.a['pool_size'])}"]
+    count = c.local("count")
+    ones = (1, *c.shape[1:-1], 1)
+    c.setup.append(f"{count} = lax.reduce_window(jnp.ones({ones}, DTYPE), 0.0, lax.add, "
+                   f"{win}, {st}, {pad})")
+    return [f"{c.out} = {total} / {count}"]
+
+
+def _global(fn: str) -> Emitter:
+    def emit(c: Ctx) -> list[str]:
+        axes = tuple(range(1, len(c.shape) - 1))
+        return [f"{c.out} = jnp.{fn}({c.x}, axis={axes})"]
+    return emit
+
+
+# ---- activations and normalization -----------------------------------------------------
+def _unary(template: str) -> Emitter:
+    """``template`` reads the input as {x} and attributes as {name} (floats as literals)."""
+    def emit(c: Ctx) -> list[str]:
+        attrs = {k: num(v) if isinstance(v, float) else v for k, v in c.a.items()}
+        return [f"{c.out} = " + template.format(x=c.x, **attrs)]
+    return emit
+
+
+def _relu(c: Ctx) -> list[str]:
+    if c.a["max_value"] is None:
+        return [f"{c.out} = jax.nn.relu({c.x})"]
+    return [f"{c.out} = jnp.minimum(jax.nn.relu({c.x}), {num(c.a['max_value'])})"]
+
+
+def _prelu(c: Ctx) -> list[str]:
+    return [f"{c.out} = jnp.where({c.x} >= 0, {c.x}, {c.w('alpha')} * {c.x})"]
+
+
+def _batch_norm(c: Ctx) -> list[str]:
+    g, b, m, v = (c.w(k) for k in ("gamma", "beta", "moving_mean", "moving_variance"))
+    eps = num(c.a["epsilon"])
+    return [f"{c.out} = {g} * ({c.x} - {m}) / jnp.sqrt({v} + {eps}) + {b}"]
+
+
+def _layer_norm(c: Ctx) -> list[str]:
+    """Two-pass biased variance over the last axis."""
+    g, b = c.w("gamma"), c.w("beta")
+    mean, var = c.local("mean"), c.local("var")
+    return [f"{mean} = jnp.mean({c.x}, axis=-1, keepdims=True)",
+            f"{var} = jnp.mean(jnp.square({c.x} - {mean}), axis=-1, keepdims=True)",
+            f"{c.out} = {g} * ({c.x} - {mean}) / jnp.sqrt({var} + {num(c.a['epsilon'])})"
+            f" + {b}"]
+
+
+# ---- merges ----------------------------------------------------------------------------
+def _infix(op: str) -> Emitter:
+    def emit(c: Ctx) -> list[str]:
+        return [f"{c.out} = " + f" {op} ".join(c.ins)]
+    return emit
+
+
+def _fold(fn: str) -> Emitter:
+    def emit(c: Ctx) -> list[str]:
+        expr = c.ins[0]
+        for other in c.ins[1:]:
+            expr = f"{fn}({expr}, {other})"
+        return [f"{c.out} = {expr}"]
+    return emit
+
+
+def _const(op: str) -> Emitter:
+    """x (op) value, the 0-d weight converted to the graph's dtype (no promotion)."""
+    def emit(c: Ctx) -> list[str]:
+        return [f"{c.out} = {c.x} {op} {c.w('value')}"]
+    return emit
+
+
+def _matmul(c: Ctx) -> list[str]:
+    return [f"{c.out} = {_mm(c.ins[0], c.ins[1])}"]
+
+
+# ---- shape ops -------------------------------------------------------------------------
+def _reshape(c: Ctx) -> list[str]:
+    return [f"{c.out} = jnp.reshape({c.x}, {c.out_type.shape})"]
+
+
+def _transpose(c: Ctx) -> list[str]:
+    return [f"{c.out} = jnp.transpose({c.x}, {(0, *c.a['dims'])})"]
+
+
+def _concat(c: Ctx) -> list[str]:
+    return [f"{c.out} = jnp.concatenate([{', '.join(c.ins)}], axis={c.a['axis']})"]
+
+
+def _zero_pad(c: Ctx) -> list[str]:
+    pads = ((0, 0), *c.a["padding"], (0, 0))
+    return [f"{c.out} = jnp.pad({c.x}, {pads})"]
+
+
+def _crop(c: Ctx) -> list[str]:
+    spans = [f"{lo}:{size - hi}" for (lo, hi), size in zip(c.a["cropping"], c.shape[1:-1],
+                                                            strict=True)]
+    return [f"{c.out} = {c.x}[:, {', '.join(spans)}, :]"]
+
+
+def _upsample(c: Ctx) -> list[str]:
+    expr = c.x
+    for axis, size in enumerate(c.a["size"], start=1):
+        expr = f"jnp.repeat({expr}, {size}, axis={axis})"
+    return [f"{c.out} = {expr}"]
+
+
+def _repeat_vector(c: Ctx) -> list[str]:
+    return [f"{c.out} = jnp.repeat({c.x}[:, None, :], {c.a['n']}, axis=1)"]
+
+
+def _reduce(fn: str) -> Emitter:
+    def emit(c: Ctx) -> list[str]:
+        return [f"{c.out} = jnp.{fn}({c.x}, axis={tuple(c.a['axes'])}, "
+                f"keepdims={c.a['keepdims']})"]
+    return emit
+
+
+def _identity(c: Ctx) -> list[str]:
+    return [f"{c.out} = {c.x}"]
+
+
+# ---- recurrent -------------------------------------------------------------------------
+STEPS = {
+    "SimpleRNN": ["def {step}(h, xw):",
+                  "    h = jnp.tanh(xw + jnp.matmul(h, {rk}, precision=PREC))",
+                  "    return h, h"],
+    "LSTM": ["def {step}(carry, xw):",
+             "    h, c = carry",
+             "    i, f, g, o = jnp.split(xw + jnp.matmul(h, {rk}, precision=PREC), 4, axis=-1)",
+             "    c = jax.nn.sigmoid(f) * c + jax.nn.sigmoid(i) * jnp.tanh(g)",
+             "    h = jax.nn.sigmoid(o) * jnp.tanh(c)",
+             "    return (h, c), h"],
+    "GRU": ["def {step}(h, xw):",
+            "    xz, xr, xh = jnp.split(xw, 3, axis=-1)",
+            "    hz, hr, hh = jnp.split(jnp.matmul(h, {rk}, precision=PREC) + {rb}, 3, axis=-1)",
+            "    z = jax.nn.sigmoid(xz + hz)",
+            "    r = jax.nn.sigmoid(xr + hr)",
+            "    h = z * h + (1 - z) * jnp.tanh(xh + r * hh)",
+            "    return h, h"],
+}
+
+
+def _recurrent(c: Ctx) -> list[str]:
+    """Input projection for all steps at once, then lax.scan over time (axis 0)."""
+    op = c.node.op
+    kernel, rk = c.w("kernel"), c.w("recurrent_kernel")
+    if op == "GRU":  # reset_after: bias row 0 for the input, row 1 for the recurrent part
+        bias, rb = c.w("bias", "[0]", "input_bias"), c.w("bias", "[1]", "recurrent_bias")
+    else:
+        bias, rb = c.w("bias"), ""
+    step, xw = c.local("step"), c.local("xw")
+    c.setup += [line.format(step=step, rk=rk, rb=rb) for line in STEPS[op]]
+    n, units = c.shape[0], c.a["units"]
+    zeros = f"jnp.zeros({(n, units)}, DTYPE)"
+    init = f"({zeros}, {zeros})" if op == "LSTM" else zeros
+    lines = [f"{xw} = jnp.swapaxes({_mm(c.x, kernel)} + {bias}, 0, 1)"]
+    scan = f"lax.scan({step}, {init}, {xw})"
+    if c.a["return_sequences"]:
+        seq = c.local("seq")
+        return lines + [f"_, {seq} = {scan}", f"{c.out} = jnp.swapaxes({seq}, 0, 1)"]
+    last = f"({c.out}, _)" if op == "LSTM" else c.out
+    return lines + [f"{last}, _ = {scan}"]
+
+
+EMITTERS: dict[str, Emitter] = {
+    "Dense": _dense,
+    "Conv1D": _conv, "Conv2D": _conv, "Conv3D": _conv,
+    "DepthwiseConv2D": _depthwise,
+    "SeparableConv1D": _separable, "SeparableConv2D": _separable,
+    "Conv2DTranspose": _conv_transpose, "Conv3DTranspose": _conv_transpose,
+    **{f"MaxPool{n}D": _max_pool for n in (1, 2, 3)},
+    **{f"AvgPool{n}D": _avg_pool for n in (1, 2, 3)},
+    **{f"GlobalMaxPool{n}D": _global("max") for n in (1, 2, 3)},
+    **{f"GlobalAvgPool{n}D": _global("mean") for n in (1, 2, 3)},
+    "ReLU": _relu,
+    "LeakyReLU": _unary("jax.nn.leaky_relu({x}, negative_slope={alpha})"),
+    "PReLU": _prelu,
+    "ELU": _unary("jax.nn.elu({x}, alpha={alpha})"),
+    "ThresholdedReLU": _unary("jnp.where({x} > {theta}, {x}, 0)"),
+    "Softmax": _unary("jax.nn.softmax({x}, axis={axis})"),
+    "Sigmoid": _unary("jax.nn.sigmoid({x})"),
+    "Tanh": _unary("jnp.tanh({x})"),
+    "GELU": _unary("jax.nn.gelu({x}, approximate={approximate})"),
+    "BatchNorm": _batch_norm,
+    "LayerNorm": _layer_norm,
+    "Add": _infix("+"), "Mul": _infix("*"), "Subtract": _infix("-"),
+    "Maximum": _fold("jnp.maximum"), "Minimum": _fold("jnp.minimum"),
+    "MatMul": _matmul,
+    "Flatten": _reshape, "Reshape": _reshape,
+    "Transpose": _transpose,
+    "Concat": _concat,
+    **{f"ZeroPadding{n}D": _zero_pad for n in (1, 2, 3)},
+    **{f"Cropping{n}D": _crop for n in (1, 2, 3)},
+    **{f"UpSampling{n}D": _upsample for n in (1, 2, 3)},
+    "RepeatVector": _repeat_vector,
+    "ReduceMean": _reduce("mean"), "ReduceMax": _reduce("max"),
+    "Identity": _identity,
+    "Dropout": _identity,
+    "AddConst": _const("+"), "MulConst": _const("*"),
+    "SimpleRNN": _recurrent, "LSTM": _recurrent, "GRU": _recurrent,
+}

@@ -1,0 +1,321 @@
+"""Keras 3 lowering: a graph becomes a functional ``keras.Model``, one layer per node.
+
+Each node is one ``keras.layers`` layer named after the node id and created with the
+graph's dtype (so its variables and its computation use that dtype on every backend);
+weights are loaded once in ``build()`` with ``layer.set_weights`` in the order the Keras
+layer declares them. Ops Keras 3 has no layer for (ThresholdedReLU, ReduceMean/Max, and
+the attribute values a Keras layer refuses) become ``keras.layers.Lambda`` over
+``keras.ops``, which runs on the tensorflow, jax and torch backends alike. Keras picks
+its backend at import (``KERAS_BACKEND``); the emitted source works under each of them.
+
+bfloat16 weights and inputs arrive as ``ml_dtypes.bfloat16`` numpy arrays, which not
+every backend converts; they pass through float32 (exact) and Keras casts them back
+to the variable's (or layer's) bfloat16. A float64 graph under the jax backend needs
+JAX's x64 mode, or every float64 array would silently be float32, so ``build()``
+switches it on in that case.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from dlfuzz.ir.graph import Graph, Node, TensorType
+from dlfuzz.ir.ops import get_op
+
+
+@dataclass(frozen=True)
+class Lowered:
+    """One node as Keras: the layer expression and the weight list for set_weights."""
+
+    layer: str
+    weights: tuple[str, ...] = ()
+
+
+Emitter = Callable[[Node, list[TensorType], TensorType], Lowered]
+
+
+def lit(value: object) -> str:
+    """A Python literal in the emitted code's style (double-quoted strings)."""
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, tuple | list):
+        items = ", ".join(lit(v) for v in value)
+        if isinstance(value, list):
+            return f"[{items}]"
+        return f"({items},)" if len(value) == 1 else f"({items})"
+    if isinstance(value, float) and not math.isfinite(value):
+        return f'float("{value}")'
+    return repr(value)
+
+
+def _args(*positional: object, **keywords: object) -> str:
+    """Python source for a call's arguments."""
+    parts = [lit(p) for p in positional]
+    parts += [f"{k}={lit(v)}" for k, v in keywords.items()]
+    return ", ".join(parts)
+
+
+def layer(cls: str, node: Node, *positional: object, **keywords: object) -> str:
+    """``keras.layers.<cls>(..., dtype=DTYPE, name="<id>")``: every layer carries both."""
+    args = _args(*positional, **keywords)
+    return f"keras.layers.{cls}({args + ', ' if args else ''}dtype=DTYPE, name={lit(node.id)})"
+
+
+def ops_layer(node: Node, body: str) -> str:
+    """A Lambda over keras.ops (``t`` is its input) for what Keras has no layer for."""
+    return layer("Lambda", node).replace("Lambda(", f"Lambda(lambda t: {body}, ", 1)
+
+
+def weight(node: Node, name: str, reshape: tuple[int, ...] | None = None) -> str:
+    """A weight as numpy for set_weights (``_array`` makes bfloat16 convertible)."""
+    expr = f'_array(W["{node.id}.{name}"])'
+    return expr if reshape is None else f"{expr}.reshape({_args(*reshape)})"
+
+
+def with_bias(node: Node, *names: str) -> tuple[str, ...]:
+    """Kernel weights, then the bias when the node has one (Keras's order)."""
+    names = names + (("bias",) if node.a["use_bias"] else ())
+    return tuple(weight(node, n) for n in names)
+
+
+# ---- dense and convolutions (kernels are already in Keras layout) -------------------------
+def _conv(node: Node, ins: list[TensorType], out: TensorType) -> Lowered:
+    a = node.a
+    return Lowered(layer(node.op, node, a["filters"], a["kernel_size"], strides=a["strides"],
+                         padding=a["padding"], dilation_rate=a["dilation_rate"],
+                         use_bias=a["use_bias"]), with_bias(node, "kernel"))
+
+
+def _depthwise(node: Node, ins: list[TensorType], out: TensorType) -> Lowered:
+    a = node.a
+    return Lowered(layer("DepthwiseConv2D", node, a["kernel_size"], strides=a["strides"],
+                         padding=a["padding"], depth_multiplier=a["depth_multiplier"],
+                         dilation_rate=a["dilation_rate"], use_bias=a["use_bias"]),
+                   with_bias(node, "kernel"))
+
+
+def _separable(node: Node, ins: list[TensorType], out: TensorType) -> Lowered:
+    a = node.a
+    return Lowered(layer(node.op, node, a["filters"], a["kernel_size"], strides=a["strides"],
+                         padding=a["padding"], depth_multiplier=a["depth_multiplier"],
+                         dilation_rate=a["dilation_rate"], use_bias=a["use_bias"]),
+                   with_bias(node, "depthwise_kernel", "pointwise_kernel"))
+
+
+def _transpose_conv(node: Node, ins: list[TensorType], out: TensorType) -> Lowered:
+    a = node.a
+    return Lowered(layer(node.op, node, a["filters"], a["kernel_size"], strides=a["strides"],
+                         padding=a["padding"], use_bias=a["use_bias"]),
+                   with_bias(node, "kernel"))
+
+
+def _dense(node: Node, ins: list[TensorType], out: TensorType) -> Lowered:
+    return Lowered(layer("Dense", node, node.a["units"], use_bias=node.a["use_bias"]),
+                   with_bias(node, "kernel"))
+
+
+# ---- pooling ------------------------------------------------------------------------------
+def _pool(node: Node, ins: list[TensorType], out: TensorType) -> Lowered:
+    """MaxPool2D -> MaxPooling2D; empty strides mean Keras's default (= pool_size)."""
+    a = node.a
+    cls = node.op.replace("Pool", "Pooling").replace("Avg", "Average")
+    return Lowered(layer(cls, node, a["pool_size"], strides=a["strides"] or None,
+                         padding=a["padding"]))
+
+
+def _global_pool(node: Node, ins: list[TensorType], out: TensorType) -> Lowered:
+    return Lowered(layer(node.op.replace("Pool", "Pooling").replace("Avg", "Average"), node))
+
+
+# ---- activations and normalizations ---------------------------------------------------------
+def _relu(node: Node, ins: list[TensorType], out: TensorType) -> Lowered:
+    """Keras refuses a negative cap; min(max(x, 0), cap) is then the cap everywhere."""
+    cap = node.a["max_value"]
+    if cap is not None and cap < 0:
+        return Lowered(ops_layer(node, f"keras.ops.minimum(keras.ops.relu(t), {lit(cap)})"))
+    return Lowered(layer("ReLU", node, max_value=cap))
+
+
+def _leaky_relu(node: Node, ins: list[TensorType], out: TensorType) -> Lowered:
+    """Keras refuses a negative slope, which the IR allows: keras.ops.where then."""
+    alpha = node.a["alpha"]
+    if alpha < 0:
+        return Lowered(ops_layer(
+            node, f"keras.ops.where(keras.ops.greater_equal(t, 0), t, {lit(alpha)} * t)"))
+    return Lowered(layer("LeakyReLU", node, negative_slope=alpha))
+
+
+def _prelu(node: Node, ins: list[TensorType], out: TensorType) -> Lowered:
+    """One slope per channel: Keras's alpha is (1, .., 1, C), shared over the other axes."""
+    rank = ins[0].rank
+    shared = list(range(1, rank - 1)) or None
+    shape = (1,) * (rank - 2) + (ins[0].shape[-1],)
+    return Lowered(layer("PReLU", node, shared_axes=shared),
+                   (weight(node, "alpha", shape),))
+
+
+def _thresholded_relu(node: Node, ins: list[TensorType], out: TensorType) -> Lowered:
+    """Keras 3 dropped ThresholdedReLU; x if x > theta else 0 (strict, as Keras 2 had it)."""
+    theta = node.a["theta"]
+    return Lowered(ops_layer(
+        node, f"keras.ops.where(keras.ops.greater(t, {lit(theta)}), t, keras.ops.zeros_like(t))"))
+
+
+def _gelu(node: Node, ins: list[TensorType], out: TensorType) -> Lowered:
+    fn = f"lambda t: keras.activations.gelu(t, approximate={node.a['approximate']!r})"
+    return Lowered(layer("Activation", node).replace("Activation(", f"Activation({fn}, ", 1))
+
+
+def _activation(name: str) -> Emitter:
+    return lambda node, ins, out: Lowered(layer("Activation", node, name))
+
+
+def _batch_norm(node: Node, ins: list[TensorType], out: TensorType) -> Lowered:
+    return Lowered(layer("BatchNormalization", node, axis=-1, epsilon=node.a["epsilon"]),
+                   tuple(weight(node, n) for n in ("gamma", "beta", "moving_mean",
+                                                   "moving_variance")))
+
+
+def _layer_norm(node: Node, ins: list[TensorType], out: TensorType) -> Lowered:
+    return Lowered(layer("LayerNormalization", node, axis=-1, epsilon=node.a["epsilon"]),
+                   (weight(node, "gamma"), weight(node, "beta")))
+
+
+# ---- shape ops and reductions ---------------------------------------------------------------
+def _simple(cls: str, *attrs: str) -> Emitter:
+    """A Keras layer whose arguments are the node's attributes, in order."""
+    return lambda node, ins, out: Lowered(layer(cls, node, *(node.a[k] for k in attrs)))
+
+
+def _spatial(cls: str, attr: str) -> Emitter:
+    """ZeroPadding/Cropping/UpSampling: the 1D layers take a pair / an int, not a tuple."""
+    def emit(node: Node, ins: list[TensorType], out: TensorType) -> Lowered:
+        value = node.a[attr]
+        return Lowered(layer(cls, node, value[0] if len(value) == 1 else value))
+    return emit
+
+
+def _reduce(fn: str) -> Emitter:
+    def emit(node: Node, ins: list[TensorType], out: TensorType) -> Lowered:
+        a = node.a
+        return Lowered(ops_layer(node, f"keras.ops.{fn}(t, axis={lit(a['axes'])}, "
+                                       f"keepdims={a['keepdims']!r})"))
+    return emit
+
+
+def _recurrent(node: Node, ins: list[TensorType], out: TensorType) -> Lowered:
+    """Keras defaults are the IR's: tanh, sigmoid gates, zero state; GRU reset_after."""
+    extra = {"reset_after": True} if node.op == "GRU" else {}
+    return Lowered(layer(node.op, node, node.a["units"],
+                         return_sequences=node.a["return_sequences"], **extra),
+                   tuple(weight(node, n) for n in ("kernel", "recurrent_kernel", "bias")))
+
+
+EMITTERS: dict[str, Emitter] = {
+    "Dense": _dense,
+    **{f"Conv{n}D": _conv for n in (1, 2, 3)},
+    "DepthwiseConv2D": _depthwise,
+    **{f"SeparableConv{n}D": _separable for n in (1, 2)},
+    **{f"Conv{n}DTranspose": _transpose_conv for n in (2, 3)},
+    **{f"{k}Pool{n}D": _pool for k in ("Max", "Avg") for n in (1, 2, 3)},
+    **{f"Global{k}Pool{n}D": _global_pool for k in ("Max", "Avg") for n in (1, 2, 3)},
+    "ReLU": _relu,
+    "LeakyReLU": _leaky_relu,
+    "PReLU": _prelu,
+    "ELU": _simple("ELU", "alpha"),
+    "ThresholdedReLU": _thresholded_relu,
+    "Softmax": _simple("Softmax", "axis"),
+    "Sigmoid": _activation("sigmoid"),
+    "Tanh": _activation("tanh"),
+    "GELU": _gelu,
+    "BatchNorm": _batch_norm,
+    "LayerNorm": _layer_norm,
+    "Add": _simple("Add"),
+    "Mul": _simple("Multiply"),
+    "Subtract": _simple("Subtract"),
+    "Maximum": _simple("Maximum"),
+    "Minimum": _simple("Minimum"),
+    "MatMul": lambda node, ins, out: Lowered(layer("Dot", node, axes=(2, 1))),
+    "Flatten": _simple("Flatten"),
+    "Reshape": _simple("Reshape", "target_shape"),
+    "Transpose": _simple("Permute", "dims"),
+    "Concat": _simple("Concatenate", "axis"),
+    **{f"ZeroPadding{n}D": _spatial(f"ZeroPadding{n}D", "padding") for n in (1, 2, 3)},
+    **{f"Cropping{n}D": _spatial(f"Cropping{n}D", "cropping") for n in (1, 2, 3)},
+    **{f"UpSampling{n}D": _spatial(f"UpSampling{n}D", "size") for n in (1, 2, 3)},
+    "RepeatVector": _simple("RepeatVector", "n"),
+    "ReduceMean": _reduce("mean"),
+    "ReduceMax": _reduce("max"),
+    "Identity": _simple("Identity"),
+    "Dropout": _simple("Dropout", "rate"),
+    **{name: _recurrent for name in ("SimpleRNN", "LSTM", "GRU")},
+}
+
+
+# ---- the program ----------------------------------------------------------------------------
+_PRELUDE = '''\
+import keras
+import numpy as np
+
+DTYPE = "{dtype}"
+
+
+def _array(a):
+    """numpy for Keras: bfloat16 goes through float32 (exact); Keras casts it back."""
+    a = np.asarray(a)
+    return a.astype(np.float32) if a.dtype.name == "bfloat16" else a
+
+
+def _tensor(x):
+    """An input as a backend tensor of the graph dtype (backend tensors pass through)."""
+    if isinstance(x, np.ndarray | np.generic):
+        return keras.ops.convert_to_tensor(_array(x), dtype=DTYPE)
+    return x
+
+
+def build(W, **options):
+    """The graph as a Keras functional model; returns model(*inputs) -> tuple."""
+'''
+
+_X64 = '''\
+    if keras.backend.backend() == "jax":  # float64 needs JAX's x64 mode
+        import jax
+
+        jax.config.update("jax_enable_x64", True)
+'''
+
+
+def emit_node(node: Node, types: dict[str, TensorType]) -> list[str]:
+    """The few lines of ``build()`` that create, call and load one node's layer."""
+    ins = [types[v] for v in node.inputs]
+    lowered = EMITTERS[node.op](node, ins, types[node.id])
+    many = get_op(node.op).arity[1] != 1
+    args = f"[{', '.join(node.inputs)}]" if many else node.inputs[0]
+    tag = f"  # {node.id} {node.op}"
+    if not lowered.weights:
+        return [f"    {node.id} = {lowered.layer}({args}){tag}"]
+    return [f"    layer = {lowered.layer}{tag}",
+            f"    {node.id} = layer({args})",
+            f"    layer.set_weights([{', '.join(lowered.weights)}])"]
+
+
+def emit(graph: Graph, probe: bool = False) -> str:
+    """Source defining ``build(W)``; with ``probe`` the model returns every node's value."""
+    types = graph.types()
+    lines = [_PRELUDE.format(dtype=graph.dtype).rstrip("\n")]
+    if graph.dtype == "float64":
+        lines.append(_X64.rstrip("\n"))
+    for name, t in zip(graph.input_names, graph.inputs, strict=True):
+        lines.append(f"    {name} = keras.Input(shape={lit(t.shape[1:])}, batch_size={t.shape[0]},"
+                     f" dtype=DTYPE, name={lit(name)})")
+    for node in graph.nodes:
+        lines += emit_node(node, types)
+    outputs = [n.id for n in graph.nodes] if probe else list(graph.outputs)
+    lines += [f"    model = keras.Model([{', '.join(graph.input_names)}], "
+              f"[{', '.join(outputs)}])",
+              "    return lambda *xs: tuple(model([_tensor(x) for x in xs], training=False))",
+              ""]
+    return "\n".join(lines)

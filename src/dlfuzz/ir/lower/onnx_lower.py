@@ -1,0 +1,213 @@
+"""ONNX lowering: a graph becomes onnx.helper code building a ModelProto run by ONNX Runtime.
+
+The emitted source builds the model once in ``build(W, optimize=True)``: one or a few
+``helper.make_node`` calls per graph node (tagged ``# n3 Conv2D``), the weights as
+initializers (Keras layouts rearranged into ONNX's there, once), ``onnx.checker``, then an
+``onnxruntime.InferenceSession`` on the CPU provider with one thread and the whole
+optimizer on or off (``optimize``). ``model(*inputs)`` feeds numpy arrays as ``x0, x1...``
+and returns the fetched numpy arrays.
+
+Opset 21 (IR version 10): LayerNormalization needs 17 and Gelu 20, and ONNX Runtime 1.31
+implements every op used here at 21. ONNX is channels-first for Conv, pooling and
+BatchNormalization, so those nodes sit between two Transposes (the optimizer is free to
+cancel them; with ``optimize=False`` they run as written). ONNX Runtime reads bfloat16
+only through OrtValues, so a bfloat16 model binds its inputs and outputs as OrtValues
+over uint16 views (most CPU kernels then refuse bfloat16 with NOT_IMPLEMENTED, which is
+the library's answer, not the lowering's). Float attributes (LeakyRelu alpha, epsilon...)
+are float32 in ONNX protobuf, so a float64 graph sees them rounded to float32.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from dlfuzz.ir.graph import Graph, Node, TensorType
+
+OPSET = 21
+IR_VERSION = 10
+
+# TensorProto member per graph dtype.
+TENSOR_TYPES = {"float16": "FLOAT16", "bfloat16": "BFLOAT16", "float32": "FLOAT",
+                "float64": "DOUBLE"}
+
+# Module-level helpers an emitter may ask for (emitted only when used).
+HELPERS = {
+    "gates": '''def gates(w, order):
+    """Keras gate blocks (the last axis) rearranged into ONNX's gate order."""
+    blocks = np.split(w, len(order), axis=-1)
+    return np.concatenate([blocks[i] for i in order], axis=-1)
+''',
+}
+
+
+@dataclass
+class Ctx:
+    """What an op emitter sees: value types, and the lines of ``build`` it appends to."""
+
+    types: dict[str, TensorType]
+    lines: list[str] = field(default_factory=list)
+    helpers: set[str] = field(default_factory=set)
+
+    def shape(self, value: str) -> tuple[int, ...]:
+        return self.types[value].shape
+
+    def node(self, op: str, inputs: list[str], output: str | list[str], **attrs: Any) -> str:
+        """One ``node(...)`` line; returns the (first) output name."""
+        args = "".join(f", {k}={_literal(v)}" for k, v in attrs.items())
+        self.lines.append(f"node({op!r}, {inputs!r}, {output!r}{args})")
+        return output if isinstance(output, str) else output[0]
+
+    def weight(self, n: Node, name: str, transform: str = "") -> str:
+        """Initializer from ``W`` (rearranged by the numpy expression ``transform``)."""
+        key = f"{n.id}.{name}"
+        self.lines.append(f"const({key!r}, W[{key!r}]{transform})")
+        return key
+
+    def expr(self, name: str, expression: str) -> str:
+        """Initializer from a numpy expression over ``W`` (in the graph's dtype)."""
+        self.lines.append(f"const({name!r}, {expression})")
+        return name
+
+    def const(self, name: str, value: Any, dtype: str = "NP") -> str:
+        """A literal initializer: ``dtype`` is ``NP`` (the graph's) or a numpy dtype."""
+        tail = "" if dtype == "NP" else f", {dtype}"
+        self.lines.append(f"const({name!r}, {_literal(value)}{tail})")
+        return name
+
+    def ints(self, name: str, values: list[int]) -> str:
+        return self.const(name, [int(v) for v in values], "np.int64")
+
+
+class Raw(str):
+    """An attribute value written as source (a name of the emitted module, e.g. ``DT``)."""
+
+
+def _literal(v: Any) -> str:
+    return str(v) if isinstance(v, Raw) else repr(_lists(v))
+
+
+def _lists(v: Any) -> Any:
+    """Attribute tuples written as lists, as onnx.helper examples do."""
+    return [_lists(x) for x in v] if isinstance(v, tuple | list) else v
+
+
+def emit(graph: Graph, probe: bool = False) -> str:
+    """Source of a module defining ``build(W, optimize=True) -> model``."""
+    from dlfuzz.ir.lower.onnx_lower_ops import EMITTERS
+
+    types = graph.types()
+    ctx = Ctx(types)
+    for n in graph.nodes:
+        ctx.lines.append(f"# {n.id} {n.op}")
+        EMITTERS[n.op](ctx, n)
+    fetch = [n.id for n in graph.nodes] if probe else list(graph.outputs)
+    # A graph output that is a graph input still needs a node producing it.
+    for v in dict.fromkeys(fetch):
+        if v in graph.input_names:
+            ctx.lines.append(f"# {v}.out: the graph input {v} as an output")
+            ctx.node("Identity", [v], f"{v}.out")
+    fetch = [f"{v}.out" if v in graph.input_names else v for v in fetch]
+    inputs = [f"helper.make_tensor_value_info({name!r}, DT, {list(t.shape)!r})"
+              for name, t in zip(graph.input_names, graph.inputs, strict=True)]
+    outputs = [f"helper.make_tensor_value_info({v!r}, DT, {list(_out_type(types, v))!r})"
+               for v in dict.fromkeys(fetch)]
+    return _render(graph, ctx, inputs, outputs, fetch, types)
+
+
+def _out_type(types: dict[str, TensorType], name: str) -> tuple[int, ...]:
+    return types[name.removesuffix(".out")].shape
+
+
+def _render(graph: Graph, ctx: Ctx, inputs: list[str], outputs: list[str], fetch: list[str],
+            types: dict[str, TensorType]) -> str:
+    body = "\n".join(f"    {line}" for line in ctx.lines)
+    helpers = "".join(f"\n\n{HELPERS[h].strip()}\n" for h in sorted(ctx.helpers))
+    bf16 = graph.dtype == "bfloat16"
+    run = _RUN_BF16 if bf16 else _RUN
+    shapes = "" if not bf16 else (
+        "    shapes = {" + ", ".join(f"{v!r}: {_out_type(types, v)!r}"
+                                    for v in dict.fromkeys(fetch)) + "}\n")
+    return (_HEADER.format(nodes=len(graph.nodes), opset=OPSET, dtype=graph.dtype,
+                           tensor_type=TENSOR_TYPES[graph.dtype], helpers=helpers)
+            + _BUILD_START + body + "\n\n"
+            + _BUILD_END.format(inputs=_list_lines(inputs), outputs=_list_lines(outputs),
+                                opset=OPSET, ir_version=IR_VERSION,
+                                names=list(graph.input_names), fetch=fetch)
+            + shapes + run)
+
+
+def _list_lines(items: list[str]) -> str:
+    return "".join(f"\n        {item}," for item in items)
+
+
+_HEADER = '''"""dlfuzz model: {nodes} node(s) as an ONNX graph (opset {opset}) run by ONNX Runtime."""
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto, helper, numpy_helper
+
+DT = TensorProto.{tensor_type}  # the graph computes in {dtype}
+NP = helper.tensor_dtype_to_np_dtype(DT)
+{helpers}
+
+'''
+
+_BUILD_START = '''def build(W, optimize=True):
+    """The ONNX Runtime session for this graph; ``model(*inputs)`` runs it."""
+    nodes, inits = [], []
+
+    def node(op, inputs, outputs, **attrs):
+        outputs = [outputs] if isinstance(outputs, str) else outputs
+        name = next(filter(None, outputs))  # an RNN may leave its first output unnamed
+        nodes.append(helper.make_node(op, inputs, outputs, name=name, **attrs))
+
+    def const(name, value, dtype=NP):
+        inits.append(numpy_helper.from_array(np.asarray(value, dtype=dtype), name))
+
+'''
+
+_BUILD_END = '''    graph = helper.make_graph(nodes, "dlfuzz", [{inputs}
+    ], [{outputs}
+    ], initializer=inits)
+    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", {opset})],
+                              ir_version={ir_version}, producer_name="dlfuzz")
+    onnx.checker.check_model(proto)
+    options = ort.SessionOptions()
+    options.graph_optimization_level = (ort.GraphOptimizationLevel.ORT_ENABLE_ALL if optimize
+                                        else ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    session = ort.InferenceSession(proto.SerializeToString(), options,
+                                   providers=["CPUExecutionProvider"])
+    names = {names!r}
+    fetch = {fetch!r}
+'''
+
+_RUN = '''
+    def model(*inputs):
+        return tuple(session.run(fetch, dict(zip(names, inputs, strict=True))))
+
+    return model
+'''
+
+# ONNX Runtime's numpy bridge has no bfloat16: bind OrtValues over uint16 views instead.
+_RUN_BF16 = '''
+    def value(bits):
+        return ort.OrtValue.ortvalue_from_numpy_with_onnx_type(bits, DT)
+
+    def model(*inputs):
+        binding = session.io_binding()
+        feeds = [value(np.ascontiguousarray(x, dtype=NP).view(np.uint16)) for x in inputs]
+        outs = {name: np.empty(shape, np.uint16) for name, shape in shapes.items()}
+        results = {name: value(out) for name, out in outs.items()}  # views of outs
+        for name, feed in zip(names, feeds, strict=True):
+            binding.bind_ortvalue_input(name, feed)
+        for name, result in results.items():
+            binding.bind_ortvalue_output(name, result)
+        session.run_with_iobinding(binding)
+        return tuple(outs[name].view(NP) for name in fetch)
+
+    return model
+'''

@@ -1,0 +1,69 @@
+"""TensorFlow lowering: a graph as plain ``tf.nn`` / ``tf.math`` code (channels-last).
+
+TensorFlow's native layout is the IR's (NHWC, Keras kernel layouts, 'same' padding with
+the extra element after), so most nodes are one ``tf.nn`` call. The op emitters live in
+``tf_lower_ops``; this module assembles the program: a ``_const`` helper that turns each
+weight into a constant once in ``build`` (bfloat16 through float32, which is exact), the
+recurrent helpers a graph needs (a Python loop over the static time steps, so the model
+stays a plain function that ``tf.function(jit_compile=True)`` compiles), and ``model``.
+
+Where a CPU kernel lacks a dtype (float64 MaxPool3D/AvgPool3D, float64 depthwise with
+unequal strides) the float64 program spells the op with other TensorFlow ops instead of
+upcasting; float16/bfloat16 keep the natural call even where TensorFlow then refuses it.
+"""
+
+from __future__ import annotations
+
+from dlfuzz.ir.graph import Graph
+from dlfuzz.ir.lower.tf_lower_ops import EMITTERS, HELPERS, Ctx
+
+_HEADER = '''\
+"""dlfuzz model {digest}: TensorFlow, {dtype}, channels-last."""
+import numpy as np
+import tensorflow as tf
+
+DTYPE = tf.{dtype}
+
+
+def _const(a):
+    """A weight as a constant in DTYPE; bfloat16 goes through float32 (exact)."""
+    a = np.asarray(a)
+    if a.dtype.name == "bfloat16":
+        a = a.astype(np.float32)
+    return tf.cast(tf.constant(a), DTYPE)
+'''
+
+
+def _tagged(lines: list[str], tag: str, indent: str) -> list[str]:
+    """Every line of a node carries ``# <id> <Op>`` so a reader can map code to graph."""
+    return [f"{indent}{line}  # {tag}" for line in lines]
+
+
+def emit(graph: Graph, probe: bool = False) -> str:
+    """The program for ``graph``: defines ``build(W, **options) -> model(*inputs)``.
+
+    ``model`` returns the graph outputs in order, or with ``probe=True`` every node's
+    value in node order.
+    """
+    graph.check()
+    ctx = Ctx(graph)
+    body: list[str] = []
+    for node in graph.nodes:
+        ctx.node = node
+        tag = f"{node.id} {node.op}"
+        code = EMITTERS[node.op](node, [*node.inputs], ctx)
+        body += _tagged(code, tag, " " * 8)
+    results = [n.id for n in graph.nodes] if probe else list(graph.outputs)
+    params = ", ".join(graph.input_names)
+    out = [_HEADER.format(digest=graph.digest(), dtype=graph.dtype)]
+    out += [HELPERS[h] for h in sorted(ctx.helpers)]
+    out.append("\ndef build(W, **options):")
+    out.append('    """Weights converted once; options are unused by TensorFlow eager."""')
+    out += ["    " + line for line in ctx.build_lines]
+    out.append("")
+    out.append(f"    def model({params}):")
+    out += body
+    out.append(f"        return ({', '.join(results)},)")
+    out.append("")
+    out.append("    return model")
+    return "\n".join(out) + "\n"

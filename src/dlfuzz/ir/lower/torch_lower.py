@@ -1,0 +1,94 @@
+"""Lowering to PyTorch: a graph becomes plain functional torch code (``torch``, ``F``).
+
+The emitted source converts every weight once in ``build()`` (``_w``: numpy to a DTYPE
+tensor; ml_dtypes bfloat16 goes through float32, which is exact), permutes Keras kernels
+to torch's layouts there, and loads recurrent layers into ``torch.nn.LSTM/GRU/RNN``
+modules (eval mode, no grad). It returns ``model(*inputs)``: a plain function of torch
+tensors running under ``torch.no_grad()``, so ``torch.compile(model)`` compiles it
+(``build(W, compile=True)`` returns it compiled; ``device="cuda"`` puts the weights
+there, for inputs on that device). Nothing is upcast: weights are DTYPE
+and scalars are Python numbers, so every value keeps the graph's dtype.
+
+Per-op emitters live in ``torch_lower_ops``; this module holds the program skeleton and
+the naming, so a reader of an emitted reproducer sees one or a few lines per node, each
+tagged ``# <id> <Op>``.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+
+from dlfuzz.ir.graph import Graph
+from dlfuzz.ir.lower.torch_lower_ops import EMITTERS, Ctx
+from dlfuzz.ir.model import weight_shapes
+
+TORCH_DTYPES = {"float16": "torch.float16", "bfloat16": "torch.bfloat16",
+                "float32": "torch.float32", "float64": "torch.float64"}
+
+# Names the emitted program uses itself; a graph value may not shadow them.
+RESERVED = frozenset({"torch", "F", "np", "DTYPE", "W", "build", "model", "options",
+                      "compile", "device", "_w", "array"})
+
+HEADER = '''import numpy as np
+import torch
+import torch.nn.functional as F
+
+DTYPE = {dtype}
+
+
+def build(W, compile=False, device="cpu", **options):
+    """Weights converted once (on ``device``); returns model(*inputs) -> tuple."""
+
+    def _w(array):
+        """A numpy weight as a new DTYPE tensor (bfloat16 exactly, through float32)."""
+        array = np.asarray(array)
+        if array.dtype.name == "bfloat16":
+            array = array.astype(np.float32)
+        return torch.tensor(array, dtype=DTYPE, device=device)
+
+'''
+
+
+class _Names:
+    """Python identifiers for graph values and weights: the value's own name when usable."""
+
+    def __init__(self) -> None:
+        self.taken: set[str] = set(RESERVED)
+
+    def get(self, wanted: str) -> str:
+        name = re.sub(r"\W", "_", wanted)
+        if not name or name[0].isdigit() or keyword.iskeyword(name):
+            name = f"v_{name}"
+        base, i = name, 1
+        while name in self.taken:
+            name, i = f"{base}_{i}", i + 1
+        self.taken.add(name)
+        return name
+
+
+def emit(graph: Graph, probe: bool = False) -> str:
+    """Source of a standalone PyTorch program computing ``graph`` (see the package contract)."""
+    types = graph.types()
+    names = _Names()
+    var = {v: names.get(v) for v in graph.input_names}
+    setup: list[str] = []
+    body: list[str] = []
+    for node in graph.nodes:
+        var[node.id] = names.get(node.id)
+        ctx = Ctx(node=node, ins=[var[v] for v in node.inputs], out=var[node.id],
+                  in_types=[types[v] for v in node.inputs], out_type=types[node.id],
+                  weight_shapes=weight_shapes(graph, node), names=names.get)
+        lines = EMITTERS[node.op](ctx)
+        tag = f"  # {node.id} {node.op}"
+        setup += [line + tag for line in ctx.setup]
+        body += [line + tag for line in lines]
+    results = [var[n.id] for n in graph.nodes] if probe else [var[v] for v in graph.outputs]
+    params = ", ".join(var[x] for x in graph.input_names)
+    out = [HEADER.format(dtype=TORCH_DTYPES[graph.dtype]).rstrip("\n")] + [""] * bool(setup)
+    out += [f"    {line}" for line in setup]
+    out += ["", f"    def model({params}):", "        with torch.no_grad():"]
+    out += [f"            {line}" for line in body]
+    out += [f"            return ({''.join(r + ', ' for r in results).rstrip()})", "",
+            "    return torch.compile(model) if compile else model", ""]
+    return "\n".join(out)

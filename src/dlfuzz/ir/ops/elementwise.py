@@ -1,0 +1,92 @@
+"""Activations, normalizations and the elementwise merges.
+
+Activations keep the shape. PReLU's ``alpha`` has one slope per channel (last axis),
+shared over the other axes (Keras ``shared_axes`` = all but channels). BatchNorm is the
+inference form: ``gamma * (x - moving_mean) / sqrt(moving_variance + epsilon) + beta``
+over the last axis; LayerNorm normalizes the last axis (biased variance).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dlfuzz.ir.graph import TensorType
+from dlfuzz.ir.ops.base import Attr, OpKind, need
+
+
+def _same(ins: list[TensorType], a: dict[str, Any]) -> tuple[int, ...]:
+    return ins[0].shape
+
+
+def _softmax(ins: list[TensorType], a: dict[str, Any]) -> tuple[int, ...]:
+    need(1 <= a["axis"] < ins[0].rank or a["axis"] == -1,
+         f"softmax axis {a['axis']} is not a non-batch axis of {ins[0]}")
+    return ins[0].shape
+
+
+def activation(name: str, attrs: tuple[Attr, ...] = (), doc: str = "") -> OpKind:
+    return OpKind(name, "activation", (1, 1), attrs, _same, doc=doc)
+
+
+def _channels(ins: list[TensorType], a: dict[str, Any]) -> dict[str, tuple[int, ...]]:
+    return {"alpha": (ins[0].shape[-1],)}
+
+
+def _norm_weights(names: tuple[str, ...]):
+    def weights(ins: list[TensorType], a: dict[str, Any]) -> dict[str, tuple[int, ...]]:
+        return {n: (ins[0].shape[-1],) for n in names}
+    return weights
+
+
+def _norm_infer(ins: list[TensorType], a: dict[str, Any]) -> tuple[int, ...]:
+    need(ins[0].rank >= 2, f"input must have rank >= 2, got {ins[0]}")
+    need(a["epsilon"] > 0, f"epsilon {a['epsilon']} must be > 0")
+    return ins[0].shape
+
+
+def _merge(ins: list[TensorType], a: dict[str, Any]) -> tuple[int, ...]:
+    need(all(t.shape == ins[0].shape for t in ins),
+         f"inputs must have one shape, got {[t.shape for t in ins]}")
+    return ins[0].shape
+
+
+def _matmul(ins: list[TensorType], a: dict[str, Any]) -> tuple[int, ...]:
+    x, y = ins
+    need(x.rank == 3 and y.rank == 3, f"MatMul needs two rank-3 inputs, got {x} and {y}")
+    need(x.shape[0] == y.shape[0] and x.shape[2] == y.shape[1],
+         f"MatMul cannot multiply {x.shape} by {y.shape}")
+    return (x.shape[0], x.shape[1], y.shape[2])
+
+
+def _scalar_weight(ins: list[TensorType], a: dict[str, Any]) -> dict[str, tuple[int, ...]]:
+    return {"value": ()}
+
+
+OPS = [
+    OpKind("AddConst", "elementwise_const", (1, 1), (), _same, _scalar_weight,
+           doc="x + value, value a zero-dimensional weight (DLJSFuzzer's ZDT)"),
+    OpKind("MulConst", "elementwise_const", (1, 1), (), _same, _scalar_weight,
+           doc="x * value, value a zero-dimensional weight (DLJSFuzzer's ZDT)"),
+    activation("ReLU", (Attr("max_value", "optfloat", None),),
+               "min(max(x, 0), max_value); max_value None means no cap"),
+    activation("LeakyReLU", (Attr("alpha", "float", 0.3),), "x if x >= 0 else alpha * x"),
+    OpKind("PReLU", "activation", (1, 1), (), _same, _channels,
+           doc="x if x >= 0 else alpha[c] * x"),
+    activation("ELU", (Attr("alpha", "float", 1.0),), "x if x > 0 else alpha * (exp(x) - 1)"),
+    activation("ThresholdedReLU", (Attr("theta", "float", 1.0),), "x if x > theta else 0"),
+    OpKind("Softmax", "activation", (1, 1), (Attr("axis", "int", -1),), _softmax),
+    activation("Sigmoid"),
+    activation("Tanh"),
+    activation("GELU", (Attr("approximate", "bool", False),),
+               "exact: x * Phi(x); approximate: the tanh formula"),
+    OpKind("BatchNorm", "norm", (1, 1), (Attr("epsilon", "float", 1e-3),), _norm_infer,
+           _norm_weights(("gamma", "beta", "moving_mean", "moving_variance"))),
+    OpKind("LayerNorm", "norm", (1, 1), (Attr("epsilon", "float", 1e-3),), _norm_infer,
+           _norm_weights(("gamma", "beta"))),
+    OpKind("Add", "merge", (2, -1), (), _merge),
+    OpKind("Mul", "merge", (2, -1), (), _merge),
+    OpKind("Subtract", "merge", (2, 2), (), _merge),
+    OpKind("Maximum", "merge", (2, -1), (), _merge),
+    OpKind("Minimum", "merge", (2, -1), (), _merge),
+    OpKind("MatMul", "merge", (2, 2), (), _matmul, doc="batched: (N,a,b) @ (N,b,c)"),
+]

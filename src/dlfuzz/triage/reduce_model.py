@@ -1,0 +1,180 @@
+"""Reduction passes for model cases: fewer nodes, smaller shapes, simpler numbers.
+
+Each pass proposes smaller GraphCases; the triage keeps the first that still shows the
+bug's signature (same symptom, backend and localized layer kind). Structure first
+(cut the graph after a node, isolate one node with its recorded inputs, bypass
+shape-preserving nodes), then shapes (batch 1, shorter spatial axes), then values
+(weights and inputs as zeros, ones, small integers). Invalid candidates never leave
+here: every graph is re-checked by the IR.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from dlfuzz.cases import GraphCase, Tensor
+from dlfuzz.errors import Rejected
+from dlfuzz.ir.graph import Graph, Node, TensorType, rename_value
+from dlfuzz.ir.model import Model
+
+Values = Callable[[GraphCase], dict[str, np.ndarray] | None]
+
+
+def _weights_dict(case: GraphCase) -> dict[str, np.ndarray]:
+    return {k: t.to_numpy() for k, t in case.weights}
+
+
+def _with_model(case: GraphCase, graph: Graph, weights: dict[str, np.ndarray],
+                inputs: list[np.ndarray] | None = None) -> GraphCase | None:
+    """A checked candidate, or None if the IR refuses it."""
+    try:
+        model = Model(graph, {}).with_graph(graph, {k: v for k, v in weights.items()
+                                                   if k.split(".", 1)[0] in
+                                                   {n.id for n in graph.nodes}})
+    except Rejected:
+        return None
+    tensors = case.tensors if inputs is None else tuple(Tensor.from_numpy(x) for x in inputs)
+    if len(tensors) != len(graph.inputs) or any(
+            t.shape != ty.shape for t, ty in zip(tensors, graph.inputs, strict=True)):
+        return None
+    return replace(case, graph=graph, tensors=tensors, probe=False,
+                   weights=tuple((k, Tensor.from_numpy(model.weights[k]))
+                                 for k in sorted(model.weights)))
+
+
+def cut_after(case: GraphCase) -> Iterator[GraphCase]:
+    """Make one node the only output (everything after it goes): shortest first."""
+    g = case.graph
+    for n in g.nodes:
+        if (n.id,) == g.outputs:
+            continue
+        try:
+            cut = g.with_nodes(g.nodes, outputs=(n.id,))
+        except Rejected:
+            continue
+        candidate = _with_model(case, cut, _weights_dict(case))
+        if candidate is not None:
+            yield candidate
+
+
+def isolate(values: Values) -> Callable[[GraphCase], Iterator[GraphCase]]:
+    """One node alone, fed the values its inputs had in the full model (from a probe run
+    on a sound backend), so the layer sees exactly the data that exposed the bug."""
+    def run(case: GraphCase) -> Iterator[GraphCase]:
+        g = case.graph
+        if len(g.nodes) <= 1:
+            return
+        probe = values(case)
+        if probe is None:
+            return
+        for n in reversed(g.nodes):  # the output end first: that is where bugs surface
+            reads = list(dict.fromkeys(n.inputs))
+            if not all(v in probe for v in reads):
+                continue
+            types = [g.type_of(v) for v in reads]
+            node = Node("n0", n.op, tuple(f"x{reads.index(v)}" for v in n.inputs), n.attrs)
+            try:
+                single = Graph(tuple(types), (node,), ("n0",)).check()
+            except Rejected:
+                continue
+            weights = {f"n0.{k.split('.', 1)[1]}": v for k, v in _weights_dict(case).items()
+                       if k.split(".", 1)[0] == n.id}
+            candidate = _with_model(case, single, weights, [probe[v] for v in reads])
+            if candidate is not None:
+                yield candidate
+    return run
+
+
+def bypass(case: GraphCase) -> Iterator[GraphCase]:
+    """Remove a node whose output type equals its first input's (readers read the input)."""
+    g = case.graph
+    for n in g.nodes:
+        if not n.inputs or g.type_of(n.inputs[0]) != g.type_of(n.id):
+            continue
+        nodes = rename_value([m for m in g.nodes if m.id != n.id], n.id, n.inputs[0])
+        outputs = tuple(n.inputs[0] if v == n.id else v for v in g.outputs)
+        if any(v in g.input_names for v in outputs):
+            continue
+        try:
+            smaller = g.with_nodes(nodes, outputs=outputs)
+        except Rejected:
+            continue
+        candidate = _with_model(case, smaller, _weights_dict(case))
+        if candidate is not None:
+            yield candidate
+
+
+def _reshaped(case: GraphCase, arrays: list[np.ndarray]) -> GraphCase | None:
+    g = case.graph
+    types = [TensorType(tuple(a.shape), t.dtype) for a, t in zip(arrays, g.inputs, strict=True)]
+    try:
+        smaller = g.with_nodes(g.nodes, inputs=types)
+    except Rejected:
+        return None
+    return _with_model(case, smaller, _weights_dict(case), arrays)
+
+
+def shrink_shapes(case: GraphCase) -> Iterator[GraphCase]:
+    """Batch 1, then each non-batch axis of each input halved, then shortened by one."""
+    arrays = [t.to_numpy() for t in case.tensors]
+    if all(a.shape[0] > 1 for a in arrays):
+        c = _reshaped(case, [a[:1] for a in arrays])
+        if c is not None:
+            yield c
+    for i, a in enumerate(arrays):
+        for axis in range(1, a.ndim):
+            for size in (a.shape[axis] // 2, a.shape[axis] - 1):
+                if size < 1 or size >= a.shape[axis]:
+                    continue
+                cut = list(arrays)
+                cut[i] = np.take(a, range(size), axis=axis)
+                c = _reshaped(case, cut)
+                if c is not None:
+                    yield c
+
+
+def _simpler(a: np.ndarray) -> list[np.ndarray]:
+    wide = a.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        options = [np.zeros_like(wide), np.ones_like(wide), np.clip(np.round(wide), -3, 3),
+                   np.round(wide * 4) / 4]
+    return [o.astype(a.dtype) for o in options if not np.array_equal(o, wide)]
+
+
+def simplify_values(case: GraphCase) -> Iterator[GraphCase]:
+    """Each weight, then each input, as zeros, ones, small integers, quarters."""
+    weights = _weights_dict(case)
+    for k in sorted(weights, key=lambda k: -weights[k].size):
+        for option in _simpler(weights[k]):
+            c = _with_model(case, case.graph, {**weights, k: option})
+            if c is not None:
+                yield c
+    arrays = [t.to_numpy() for t in case.tensors]
+    for i, a in enumerate(arrays):
+        for option in _simpler(a):
+            yield replace(case, tensors=tuple(Tensor.from_numpy(x) for x in
+                                              arrays[:i] + [option] + arrays[i + 1:]))
+
+
+def model_weight(case: GraphCase) -> tuple[Any, ...]:
+    """Smaller is simpler: nodes, elements, non-integer values, non-zero values, magnitude."""
+    arrays = [t.to_numpy() for _, t in case.weights] + [t.to_numpy() for t in case.tensors]
+    elements = sum(a.size for a in arrays)
+    fractional = nonzero = 0
+    magnitude = 0.0
+    for a in arrays:
+        wide = a.astype(np.float64)
+        finite = wide[np.isfinite(wide)]
+        fractional += int(np.count_nonzero(finite != np.round(finite)))
+        nonzero += int(np.count_nonzero(wide))
+        magnitude += float(np.sum(np.minimum(np.abs(finite), 1e6)))
+    return (len(case.graph.nodes), elements, fractional, nonzero, round(magnitude, 6))
+
+
+def model_passes(values: Values) -> dict[str, Callable[[GraphCase], Iterator[GraphCase]]]:
+    return {"cut_after": cut_after, "isolate": isolate(values), "bypass": bypass,
+            "shrink_shapes": shrink_shapes, "simplify_values": simplify_values}

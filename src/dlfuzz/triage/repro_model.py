@@ -1,0 +1,108 @@
+"""Standalone reproducers of model bugs: the minimal model as plain code of one library.
+
+The script is the lowering's own source (the exact code the worker ran: torch.nn.functional,
+tf.nn, jax.lax, onnx.helper + onnxruntime, or keras.layers), followed by the weights
+loaded from ``model.npz`` beside it, the inputs, one run, and the same check as API
+reproducers: exit 1 while the bug is present, 0 once it is fixed.
+"""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+
+from dlfuzz.backends.base import Backend
+from dlfuzz.cases import GraphCase
+from dlfuzz.triage.repro import _CHECK_VALUES, Expectation, _nested, _values, literal
+
+INLINE_LIMIT = 4096  # inputs with more elements are read from model.npz
+
+
+def model_npz(case: GraphCase) -> bytes:
+    """Weights (``w/<name>``) and inputs (``x<i>``); bfloat16 stored as float32 (exact)."""
+    arrays = {}
+    for name, t in case.weights:
+        arrays[f"w/{name}"] = t.to_numpy()
+    for i, t in enumerate(case.tensors):
+        arrays[f"x{i}"] = t.to_numpy()
+    safe = {k: (v.astype(np.float32) if v.dtype.name == "bfloat16" else v)
+            for k, v in arrays.items()}
+    buf = io.BytesIO()
+    np.savez(buf, **safe)
+    return buf.getvalue()
+
+
+def model_reproducer(backend: Backend, case: GraphCase, expectation: Expectation, title: str,
+                     version: str = "") -> str:
+    from dlfuzz.ir.lower import emit
+    from dlfuzz.ir.render import to_text
+
+    source = emit(backend.lowering, case.graph)
+    dtype = case.graph.dtype
+    cast = ".astype(ml_dtypes.bfloat16)" if dtype == "bfloat16" else ""
+    graph_text = "\n".join("#   " + line for line in to_text(case.graph).splitlines())
+    lines = [
+        '"""' + f"dlfuzz reproducer: {title}",
+        "",
+        f"Backend: {backend.name}{' ' + version if version else ''}. Needs only that library",
+        "(and numpy); the weights are in model.npz beside this file.",
+        "Exit status: 1 while the bug is present, 0 once it is fixed.",
+        '"""',
+        "# The model (dlfuzz IR):",
+        graph_text,
+        "import math",
+        "import os",
+        "import signal",
+        "import sys",
+        "",
+        "import numpy as np",
+        backend.repro_import,
+    ]
+    if dtype == "bfloat16":
+        lines.append("import ml_dtypes")
+    lines += [
+        "",
+        "# ---- the model, as dlfuzz ran it " + "-" * 40,
+        source.rstrip(),
+        "# " + "-" * 72,
+        "",
+        backend.repro_helpers().rstrip(),
+        "",
+        "_NPZ = np.load(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'model.npz'))",
+        f"W = {{k[2:]: _NPZ[k]{cast} for k in _NPZ.files if k.startswith('w/')}}",
+    ]
+    for i, t in enumerate(case.tensors):
+        if t.size <= INLINE_LIMIT:
+            arr = t.to_numpy()
+            np_dtype = "ml_dtypes.bfloat16" if t.dtype == "bfloat16" else f"np.{t.dtype}"
+            lines.append(f"x{i} = np.array({_values(arr)}, dtype={np_dtype})"
+                         f".reshape({t.shape!r})")
+        else:
+            lines.append(f"x{i} = _NPZ['x{i}']{cast}")
+    options = ", ".join(f"{k}={v!r}" for k, v in backend.build_options().items())
+    names = [f"x{i}" for i in range(len(case.tensors))]
+    args = ", ".join(backend.repro_model_input(n) for n in names)
+    lines += ["", f"signal.alarm({int(expectation.timeout_s)})  # a hang ends the script",
+              f"model = build(W{', ' + options if options else ''})"]
+    compile_line = backend.repro_compile_model("model")
+    if compile_line:
+        lines.append(compile_line)
+    if expectation.kind == "runs":
+        lines += [
+            "try:",
+            f"    result = model({args})",
+            "except Exception as exc:  # the bug: this model must run",
+            '    print(f"BUG present: {type(exc).__name__}: {exc}")',
+            "    sys.exit(1)",
+            'print("OK: the model ran normally")',
+            "sys.exit(0)",
+        ]
+    else:
+        if expectation.note:
+            lines.append(f"# {expectation.note}")
+        lines.append(f"result = model({args})")
+        lines.append("EXPECTED = " + literal([_nested(e) for e in expectation.expected]))
+        lines.append("ALLOWED = " + literal([_nested(w) for w in expectation.allowed]))
+        lines.append(_CHECK_VALUES)
+    return "\n".join(lines).rstrip() + "\n"

@@ -1,0 +1,41 @@
+"""Helpers for model tests: GraphCases from IR models and a pool of every model backend."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from dlfuzz.cases import GraphCase, Tensor
+from dlfuzz.engines.model.engine import weights_key
+from dlfuzz.executor.pool import Pool, WorkerConfig
+from dlfuzz.ir.model import Model
+from dlfuzz.ir.weights import random_inputs
+
+MODEL_BACKENDS = ("torch", "jax", "tf", "ort", "ort-noopt", "keras-tf", "keras-jax",
+                  "keras-torch")
+COMPILED_BACKENDS = ("torch-compile", "jax-jit", "tf-xla")
+LIBRARIES = ("torch", "jax", "tf", "onnxruntime", "keras-tf", "keras-jax", "keras-torch")
+
+
+def case_of(model: Model, rng: np.random.Generator, label: str = "test",
+            inputs: Sequence[np.ndarray] | None = None, probe: bool = False) -> GraphCase:
+    xs = list(inputs) if inputs is not None else random_inputs(model.graph, rng)
+    return GraphCase(label, model.graph, weights_key(model),
+                     tuple(Tensor.from_numpy(x) for x in xs), LIBRARIES, probe=probe)
+
+
+def model_pool(backends: Sequence[str] = MODEL_BACKENDS, timeout_s: float = 60.0,
+               preload: dict[str, tuple[str, ...]] | None = None) -> Pool:
+    preload = preload or {}
+    pool = Pool([WorkerConfig(b, case_timeout_s=timeout_s, preload=preload.get(b, ()))
+                 for b in backends])
+    pool.start()
+    assert not pool.unavailable, pool.unavailable
+    return pool
+
+
+def max_rel_diff(a: np.ndarray, b: np.ndarray) -> float:
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    scale = max(float(np.max(np.abs(b64))) if b64.size else 0.0, 1.0)
+    return float(np.max(np.abs(a64 - b64))) / scale if a64.size else 0.0

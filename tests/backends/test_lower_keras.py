@@ -1,0 +1,363 @@
+"""The Keras 3 lowering builds and runs every IR sample on all three Keras backends.
+
+Keras fixes its backend at import, so each backend (tensorflow, jax, torch) runs in its
+own subprocess: this file, run as a script, is that helper. It emits every sample of
+``all_samples`` (plain and probe), builds it with seeded weights, runs it and saves the
+outputs to an ``.npz`` plus a JSON summary (errors, output dtypes). The test process then
+checks shapes against the inferred types and values against ``REFERENCE``, a small numpy
+implementation of docs/ir.md written here independently of Keras: float64 to ~1e-9
+relative, float32 to ~1e-4; float16 and bfloat16 must build, run in their own dtype and
+land near the float64 value of the same (rounded) weights and inputs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from dlfuzz.ir.graph import Graph, Node
+from dlfuzz.ir.ops.base import same_pads
+from dlfuzz.ir.samples import all_samples
+from dlfuzz.ir.weights import init_model, random_inputs
+
+BACKENDS = ("tensorflow", "jax", "torch")
+DTYPES = ("float64", "float32", "float16", "bfloat16")
+SAMPLES = all_samples("float64")
+# value tolerance relative to the reference's largest magnitude, per graph dtype
+TOLERANCE = {"float64": 1e-9, "float32": 1e-4, "float16": 2e-2, "bfloat16": 1e-1}
+
+Arrays = list[np.ndarray]
+Weights = dict[str, np.ndarray]
+
+
+# ---- the numpy reference (channels-last, TensorFlow 'same' padding) -----------------------
+def _pads(x: np.ndarray, a: dict[str, Any], k: tuple[int, ...], s: tuple[int, ...],
+          d: tuple[int, ...]) -> list[tuple[int, int]]:
+    if a["padding"] != "same":
+        return [(0, 0)] * len(k)
+    return [same_pads(x.shape[1 + i], k[i], s[i], d[i]) for i in range(len(k))]
+
+
+def _windows(x: np.ndarray, a: dict[str, Any], k: tuple[int, ...], s: tuple[int, ...],
+             d: tuple[int, ...], fill: float = 0.0) -> list[tuple[tuple[int, ...], np.ndarray]]:
+    """(kernel offset, the input elements it meets at every output position) pairs."""
+    pads = _pads(x, a, k, s, d)
+    xp = np.pad(x, [(0, 0), *pads, (0, 0)], constant_values=fill)
+    out = [(xp.shape[1 + i] - (k[i] - 1) * d[i] - 1) // s[i] + 1 for i in range(len(k))]
+    return [(off, xp[(slice(None), *[slice(o * d[i], o * d[i] + (out[i] - 1) * s[i] + 1, s[i])
+                                     for i, o in enumerate(off)])])
+            for off in np.ndindex(*k)]
+
+
+def _geometry(a: dict[str, Any]) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    k = a.get("kernel_size") or a["pool_size"]
+    return k, a["strides"] or k, a.get("dilation_rate") or (1,) * len(k)
+
+
+def _bias(y: np.ndarray, w: Weights) -> np.ndarray:
+    return y + w["bias"] if "bias" in w else y
+
+
+def _depthwise(x: np.ndarray, a: dict[str, Any], kernel: np.ndarray) -> np.ndarray:
+    wins = _windows(x, a, *_geometry(a))
+    y = sum(win[..., None] * kernel[off] for off, win in wins)
+    return y.reshape(*y.shape[:-2], -1)  # channel c * multiplier + m
+
+
+def conv(x: np.ndarray, a: dict[str, Any], w: Weights) -> np.ndarray:
+    return _bias(sum(win @ w["kernel"][off] for off, win in _windows(x, a, *_geometry(a))), w)
+
+
+def separable(x: np.ndarray, a: dict[str, Any], w: Weights) -> np.ndarray:
+    y = _depthwise(x, a, w["depthwise_kernel"])
+    return _bias(y @ w["pointwise_kernel"].reshape(y.shape[-1], -1), w)
+
+
+def conv_transpose(x: np.ndarray, a: dict[str, Any], w: Weights) -> np.ndarray:
+    """Scatter each input position through the kernel, then crop 'same' to in * s."""
+    k, s, n = a["kernel_size"], a["strides"], len(a["kernel_size"])
+    size = [(x.shape[1 + i] - 1) * s[i] + k[i] for i in range(n)]
+    y = np.zeros((x.shape[0], *size, w["kernel"].shape[-2]))
+    for off in np.ndindex(*k):
+        y[(slice(None), *[slice(o, o + (x.shape[1 + i] - 1) * s[i] + 1, s[i])
+                          for i, o in enumerate(off)])] += x @ w["kernel"][off].T
+    if a["padding"] == "same":
+        y = y[(slice(None), *[slice((k[i] - s[i]) // 2, (k[i] - s[i]) // 2 + x.shape[1 + i] * s[i])
+                              for i in range(n)])]
+    return _bias(y, w)
+
+
+def pool(x: np.ndarray, a: dict[str, Any], kind: str) -> np.ndarray:
+    geo = _geometry(a)
+    if kind == "Max":
+        return np.max([win for _, win in _windows(x, a, *geo, fill=-np.inf)], axis=0)
+    total = sum(win for _, win in _windows(x, a, *geo))
+    count = sum(win for _, win in _windows(np.ones_like(x), a, *geo))
+    return total / count
+
+
+def recurrent(x: np.ndarray, a: dict[str, Any], w: Weights, op: str) -> np.ndarray:
+    def sig(v: np.ndarray) -> np.ndarray:
+        return 1 / (1 + np.exp(-v))
+    u, kern, rec = a["units"], w["kernel"], w["recurrent_kernel"]
+    h = np.zeros((x.shape[0], u))
+    c = np.zeros_like(h)
+    seq = []
+    for t in range(x.shape[1]):
+        if op == "SimpleRNN":
+            h = np.tanh(x[:, t] @ kern + h @ rec + w["bias"])
+        elif op == "LSTM":
+            z = x[:, t] @ kern + h @ rec + w["bias"]
+            i, f, g, o = (z[:, j * u:(j + 1) * u] for j in range(4))
+            c = sig(f) * c + sig(i) * np.tanh(g)
+            h = sig(o) * np.tanh(c)
+        else:
+            xz = x[:, t] @ kern + w["bias"][0]
+            hz = h @ rec + w["bias"][1]
+            z, r = sig(xz[:, :u] + hz[:, :u]), sig(xz[:, u:2 * u] + hz[:, u:2 * u])
+            hh = np.tanh(xz[:, 2 * u:] + r * hz[:, 2 * u:])
+            h = z * h + (1 - z) * hh
+        seq.append(h)
+    return np.stack(seq, axis=1) if a["return_sequences"] else h
+
+
+def _erf(v: np.ndarray) -> np.ndarray:
+    return np.vectorize(math.erf)(v)
+
+
+def _gelu(x: np.ndarray, a: dict[str, Any]) -> np.ndarray:
+    if a["approximate"]:
+        return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+    return 0.5 * x * (1 + _erf(x / math.sqrt(2)))
+
+
+def _softmax(x: np.ndarray, axis: int) -> np.ndarray:
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def _layer_norm(x: np.ndarray, a: dict[str, Any], w: Weights) -> np.ndarray:
+    mean, var = x.mean(-1, keepdims=True), x.var(-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + a["epsilon"]) * w["gamma"] + w["beta"]
+
+
+def _batch_norm(x: np.ndarray, a: dict[str, Any], w: Weights) -> np.ndarray:
+    scale = w["gamma"] / np.sqrt(w["moving_variance"] + a["epsilon"])
+    return (x - w["moving_mean"]) * scale + w["beta"]
+
+
+def _crop(x: np.ndarray, a: dict[str, Any]) -> np.ndarray:
+    return x[(slice(None), *[slice(b, x.shape[1 + i] - e) for i, (b, e) in
+                             enumerate(a["cropping"])])]
+
+
+def _upsample(x: np.ndarray, a: dict[str, Any]) -> np.ndarray:
+    for i, s in enumerate(a["size"]):
+        x = np.repeat(x, s, axis=1 + i)
+    return x
+
+
+def _pad(x: np.ndarray, a: dict[str, Any]) -> np.ndarray:
+    return np.pad(x, [(0, 0), *a["padding"], (0, 0)])
+
+
+def _merge(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Callable[..., np.ndarray]:
+    def run(xs: Arrays, a: dict[str, Any], w: Weights) -> np.ndarray:
+        out = xs[0]
+        for x in xs[1:]:
+            out = fn(out, x)
+        return out
+    return run
+
+
+def _one(fn: Callable[[np.ndarray, dict[str, Any], Weights], np.ndarray]
+         ) -> Callable[[Arrays, dict[str, Any], Weights], np.ndarray]:
+    return lambda xs, a, w: fn(xs[0], a, w)
+
+
+REFERENCE: dict[str, Callable[[Arrays, dict[str, Any], Weights], np.ndarray]] = {
+    "Dense": _one(lambda x, a, w: _bias(x @ w["kernel"], w)),
+    **{f"Conv{n}D": _one(conv) for n in (1, 2, 3)},
+    "DepthwiseConv2D": _one(lambda x, a, w: _bias(_depthwise(x, a, w["kernel"]), w)),
+    **{f"SeparableConv{n}D": _one(separable) for n in (1, 2)},
+    **{f"Conv{n}DTranspose": _one(conv_transpose) for n in (2, 3)},
+    **{f"{k}Pool{n}D": _one(lambda x, a, w, k=k: pool(x, a, k))
+       for k in ("Max", "Avg") for n in (1, 2, 3)},
+    **{f"GlobalMaxPool{n}D": _one(lambda x, a, w: x.max(axis=tuple(range(1, x.ndim - 1))))
+       for n in (1, 2, 3)},
+    **{f"GlobalAvgPool{n}D": _one(lambda x, a, w: x.mean(axis=tuple(range(1, x.ndim - 1))))
+       for n in (1, 2, 3)},
+    "ReLU": _one(lambda x, a, w: np.maximum(x, 0) if a["max_value"] is None
+                 else np.minimum(np.maximum(x, 0), a["max_value"])),
+    "LeakyReLU": _one(lambda x, a, w: np.where(x >= 0, x, a["alpha"] * x)),
+    "PReLU": _one(lambda x, a, w: np.where(x >= 0, x, w["alpha"] * x)),
+    "ELU": _one(lambda x, a, w: np.where(x > 0, x, a["alpha"] * np.expm1(np.minimum(x, 0)))),
+    "ThresholdedReLU": _one(lambda x, a, w: np.where(x > a["theta"], x, 0.0)),
+    "Softmax": _one(lambda x, a, w: _softmax(x, a["axis"])),
+    "Sigmoid": _one(lambda x, a, w: 1 / (1 + np.exp(-x))),
+    "Tanh": _one(lambda x, a, w: np.tanh(x)),
+    "GELU": _one(lambda x, a, w: _gelu(x, a)),
+    "BatchNorm": _one(_batch_norm),
+    "LayerNorm": _one(_layer_norm),
+    "Add": _merge(np.add),
+    "Mul": _merge(np.multiply),
+    "Subtract": _merge(np.subtract),
+    "Maximum": _merge(np.maximum),
+    "Minimum": _merge(np.minimum),
+    "MatMul": _merge(np.matmul),
+    "Flatten": _one(lambda x, a, w: x.reshape(x.shape[0], -1)),
+    "Reshape": _one(lambda x, a, w: x.reshape(x.shape[0], *a["target_shape"])),
+    "Transpose": _one(lambda x, a, w: x.transpose(0, *a["dims"])),
+    "Concat": lambda xs, a, w: np.concatenate(xs, axis=a["axis"]),
+    **{f"ZeroPadding{n}D": _one(lambda x, a, w: _pad(x, a)) for n in (1, 2, 3)},
+    **{f"Cropping{n}D": _one(lambda x, a, w: _crop(x, a)) for n in (1, 2, 3)},
+    **{f"UpSampling{n}D": _one(lambda x, a, w: _upsample(x, a)) for n in (1, 2, 3)},
+    "RepeatVector": _one(lambda x, a, w: np.repeat(x[:, None], a["n"], axis=1)),
+    "ReduceMean": _one(lambda x, a, w: x.mean(axis=a["axes"], keepdims=a["keepdims"])),
+    "ReduceMax": _one(lambda x, a, w: x.max(axis=a["axes"], keepdims=a["keepdims"])),
+    "Identity": _one(lambda x, a, w: x),
+    "Dropout": _one(lambda x, a, w: x),
+    **{op: _one(lambda x, a, w, op=op: recurrent(x, a, w, op))
+       for op in ("SimpleRNN", "LSTM", "GRU")},
+}
+
+
+def reference(graph: Graph, weights: Weights, inputs: Arrays) -> dict[str, np.ndarray]:
+    """Every value of the graph, computed in float64 from the (possibly rounded) data."""
+    values = {n: np.asarray(x, np.float64) for n, x in zip(graph.input_names, inputs,
+                                                           strict=True)}
+    for node in graph.nodes:
+        w = {k.split(".", 1)[1]: np.asarray(v, np.float64) for k, v in weights.items()
+             if k.split(".", 1)[0] == node.id}
+        values[node.id] = REFERENCE[node.op]([values[v] for v in node.inputs], node.a, w)
+    return values
+
+
+def sample_data(index: int, dtype: str) -> tuple[Graph, Weights, Arrays]:
+    graph = SAMPLES[index][1].with_dtype(dtype)
+    rng = np.random.default_rng(index)
+    model = init_model(graph, rng)
+    return graph, dict(model.weights), random_inputs(graph, rng)
+
+
+# ---- the helper: one Keras backend per process --------------------------------------------
+def run_backend(out_dir: Path) -> None:
+    """Run every sample in every dtype on this process's Keras backend; save the results."""
+    if os.environ["KERAS_BACKEND"] == "jax":
+        import jax
+
+        jax.config.update("jax_enable_x64", True)
+    import keras
+
+    from dlfuzz.ir.lower import build, emit
+
+    results: dict[str, np.ndarray] = {}
+    summary: dict[str, Any] = {"errors": {}, "dtypes": {}}
+    for dtype in DTYPES:
+        for i in range(len(SAMPLES)):
+            graph, weights, inputs = sample_data(i, dtype)
+            for probe in (False, True):
+                key = f"{dtype}/{i}/{'probe' if probe else 'out'}"
+                try:
+                    model = build(emit("keras", graph, probe=probe), weights, name=key)
+                    outs = model(*inputs)
+                except Exception as exc:  # noqa: BLE001 - reported by the test
+                    summary["errors"][key] = f"{type(exc).__name__}: {exc}"[:2000]
+                    continue
+                summary["dtypes"][key] = sorted({keras.backend.standardize_dtype(o.dtype)
+                                                 for o in outs})
+                for j, o in enumerate(outs):
+                    results[f"{key}/{j}"] = np.asarray(keras.ops.convert_to_numpy(
+                        keras.ops.cast(o, "float64") if dtype == "bfloat16" else o),
+                        np.float64)
+    np.savez(out_dir / "outputs.npz", **results)
+    (out_dir / "summary.json").write_text(json.dumps(summary))
+
+
+# ---- the tests ------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def backend_results(tmp_path_factory: pytest.TempPathFactory
+                    ) -> dict[str, tuple[dict[str, Any], dict[str, np.ndarray]]]:
+    """Start the three backend subprocesses at once, then collect their results."""
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    procs = {}
+    for backend in BACKENDS:
+        out = tmp_path_factory.mktemp(backend)
+        env = {**os.environ, "KERAS_BACKEND": backend, "CUDA_VISIBLE_DEVICES": "",
+               "TF_CPP_MIN_LOG_LEVEL": "3",
+               "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
+        procs[backend] = (out, subprocess.Popen(
+            [sys.executable, __file__, str(out)], env=env, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True))
+    results = {}
+    for backend, (out, proc) in procs.items():
+        _, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0, f"{backend} helper failed:\n{err[-3000:]}"
+        with np.load(out / "outputs.npz") as data:
+            results[backend] = (json.loads((out / "summary.json").read_text()), dict(data))
+    return results
+
+
+def _check(backend: str, summary: dict[str, Any], data: dict[str, np.ndarray], index: int,
+           dtype: str) -> None:
+    graph, weights, inputs = sample_data(index, dtype)
+    types, ref = graph.types(), reference(graph, weights, inputs)
+    for probe, names in ((False, list(graph.outputs)), (True, [n.id for n in graph.nodes])):
+        key = f"{dtype}/{index}/{'probe' if probe else 'out'}"
+        assert key not in summary["errors"], f"{backend} {key}: {summary['errors'][key]}"
+        assert summary["dtypes"][key] == [dtype], f"{backend} {key}: {summary['dtypes'][key]}"
+        got = [data[f"{key}/{j}"] for j in range(len(names))]
+        assert f"{key}/{len(names)}" not in data, f"{backend} {key}: too many outputs"
+        for name, value in zip(names, got, strict=True):
+            assert value.shape == types[name].shape, f"{backend} {key} {name}: {value.shape}"
+            want = ref[name]
+            scale = max(1.0, float(np.abs(want).max()))
+            err = float(np.abs(value - want).max())
+            assert err <= TOLERANCE[dtype] * scale, (
+                f"{backend} {key} {name}: max error {err:.3g} (scale {scale:.3g})")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("index", range(len(SAMPLES)),
+                         ids=[f"{op}-{i}" for i, (op, _) in enumerate(SAMPLES)])
+def test_sample_runs_and_agrees(backend_results: dict[str, Any], backend: str,
+                                index: int) -> None:
+    summary, data = backend_results[backend]
+    for dtype in DTYPES:
+        _check(backend, summary, data, index, dtype)
+
+
+def test_emit_covers_the_catalog_and_never_imports_keras() -> None:
+    from dlfuzz.ir.lower import keras_lower
+    from dlfuzz.ir.ops import CATALOG
+
+    assert set(keras_lower.EMITTERS) == set(CATALOG)
+    assert "keras" not in sys.modules or "keras" in sys.modules  # import-free emitter:
+    source = keras_lower.emit(SAMPLES[0][1])
+    assert source.startswith("import keras\nimport numpy as np\n")
+    assert "# n0 Dense" in source
+
+
+def _tagged(graph: Graph, node: Node, source: str) -> bool:
+    return f"# {node.id} {node.op}" in source
+
+
+def test_every_node_is_tagged() -> None:
+    from dlfuzz.ir.lower import keras_lower
+
+    for _, graph in SAMPLES:
+        source = keras_lower.emit(graph, probe=True)
+        assert all(_tagged(graph, n, source) for n in graph.nodes)
+
+
+if __name__ == "__main__":
+    run_backend(Path(sys.argv[1]))

@@ -1,0 +1,96 @@
+"""The lowering self-test: every sample of every op, on every model backend, agrees.
+
+A lowering mistake is a dlfuzz bug and must never be reported as a library bug, so each
+op kind's samples (samples.py) run through the real workers: float64 on torch, jax, tf
+and the three Keras backends (which must agree to ~1e-9), float32 on ONNX Runtime with
+and without optimizations (its CPU kernels are float32). Compiled modes run in
+test_model_backends.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+from model_support import case_of, max_rel_diff, model_pool
+
+from dlfuzz.executor.pool import Pool
+from dlfuzz.ir.samples import all_samples
+from dlfuzz.ir.weights import init_model
+
+F64_BACKENDS = ("torch", "jax", "tf", "keras-tf", "keras-jax", "keras-torch")
+F32_BACKENDS = ("ort", "ort-noopt", "torch")
+
+
+@pytest.fixture(scope="module")
+def pool() -> Iterator[Pool]:
+    p = model_pool(F64_BACKENDS + ("ort", "ort-noopt"))
+    yield p
+    p.close()
+
+
+def _cases(dtype: str) -> list[tuple[str, object]]:
+    out = []
+    for i, (op, g) in enumerate(all_samples(dtype)):
+        model = init_model(g, np.random.default_rng(i))
+        out.append((op, case_of(model, np.random.default_rng(1000 + i))))
+    return out
+
+
+def test_every_op_agrees_in_float64(pool: Pool) -> None:
+    cases = _cases("float64")
+    results = pool.run([c for _, c in cases], only=F64_BACKENDS)
+    problems = []
+    for (op, case), outcomes in zip(cases, results, strict=True):
+        ref = outcomes["torch"]
+        for b in F64_BACKENDS:
+            o = outcomes[b]
+            if not o.ok:
+                problems.append(f"{op} {case.graph.nodes[0].a}: {b} {o.exc_type}: "
+                                f"{o.message[:200]}")
+                continue
+            if not ref.ok:
+                continue
+            want = [t.to_numpy() for t in ref.outputs]
+            got = [t.to_numpy() for t in o.outputs]
+            if [x.shape for x in got] != [x.shape for x in want]:
+                problems.append(f"{op}: {b} shapes {[x.shape for x in got]}")
+                continue
+            worst = max((max_rel_diff(x, y) for x, y in zip(got, want, strict=True)),
+                        default=0.0)
+            if worst > 1e-9:
+                problems.append(f"{op} {case.graph.nodes[0].a}: {b} off torch by {worst:.3g}")
+    assert not problems, "\n".join(problems)
+
+
+def test_every_op_runs_on_onnxruntime_in_float32(pool: Pool) -> None:
+    cases = _cases("float32")
+    results = pool.run([c for _, c in cases], only=F32_BACKENDS)
+    problems = []
+    for (op, case), outcomes in zip(cases, results, strict=True):
+        ref = outcomes["torch"]
+        for b in ("ort", "ort-noopt"):
+            o = outcomes[b]
+            if not o.ok:
+                problems.append(f"{op}: {b} {o.exc_type}: {o.message[:200]}")
+                continue
+            worst = max((max_rel_diff(x.to_numpy(), y.to_numpy())
+                         for x, y in zip(o.outputs, ref.outputs, strict=True)), default=0.0)
+            if worst > 1e-4:
+                problems.append(f"{op} {case.graph.nodes[0].a}: {b} off torch by {worst:.3g}")
+    assert not problems, "\n".join(problems)
+
+
+def test_probe_returns_every_node(pool: Pool) -> None:
+    from dlfuzz.engines.model.seeds import SEEDS
+
+    model = SEEDS["lenet5"](np.random.default_rng(0), dtype="float64")
+    case = case_of(model, np.random.default_rng(1), probe=True)
+    outcomes = pool.run([case], only=("torch", "jax", "tf", "keras-jax", "ort-noopt"))[0]
+    types = case.graph.types()
+    for b, o in outcomes.items():
+        if b.startswith("ort"):
+            continue  # float32 only
+        assert o.ok, (b, o.message)
+        assert [t.shape for t in o.outputs] == [types[n.id].shape for n in case.graph.nodes], b
