@@ -30,8 +30,8 @@ from dlfuzz.oracles.reference import Judge
 SETS = {
     "torch vs ort": ["torch", "ort"],
     "torch vs ort vs ort-noopt": ["torch", "ort", "ort-noopt"],
-    "with jit/xla: torch, ort, torch-compile, jax-jit, tf-xla":
-        ["torch", "ort", "torch-compile", "jax-jit", "tf-xla"],
+    "with jit/xla: torch, ort, jax-jit, tf-xla": ["torch", "ort", "jax-jit", "tf-xla"],
+    "with torch-compile too": ["torch", "ort", "jax-jit", "tf-xla", "torch-compile"],
 }
 
 

@@ -185,6 +185,8 @@ def _one(fn: Callable[[np.ndarray, dict[str, Any], Weights], np.ndarray]
 
 
 REFERENCE: dict[str, Callable[[Arrays, dict[str, Any], Weights], np.ndarray]] = {
+    "AddConst": _one(lambda x, a, w: x + w["value"]),
+    "MulConst": _one(lambda x, a, w: x * w["value"]),
     "Dense": _one(lambda x, a, w: _bias(x @ w["kernel"], w)),
     **{f"Conv{n}D": _one(conv) for n in (1, 2, 3)},
     "DepthwiseConv2D": _one(lambda x, a, w: _bias(_depthwise(x, a, w["kernel"]), w)),
@@ -250,8 +252,8 @@ def sample_data(index: int, dtype: str) -> tuple[Graph, Weights, Arrays]:
 
 
 # ---- the helper: one Keras backend per process --------------------------------------------
-def run_backend(out_dir: Path) -> None:
-    """Run every sample in every dtype on this process's Keras backend; save the results."""
+def run_backend(out_dir: Path, dtypes: tuple[str, ...] = DTYPES) -> None:
+    """Run every sample in ``dtypes`` on this process's Keras backend; save the results."""
     if os.environ["KERAS_BACKEND"] == "jax":
         import jax
 
@@ -262,7 +264,7 @@ def run_backend(out_dir: Path) -> None:
 
     results: dict[str, np.ndarray] = {}
     summary: dict[str, Any] = {"errors": {}, "dtypes": {}}
-    for dtype in DTYPES:
+    for dtype in dtypes:
         for i in range(len(SAMPLES)):
             graph, weights, inputs = sample_data(i, dtype)
             for probe in (False, True):
@@ -360,4 +362,4 @@ def test_every_node_is_tagged() -> None:
 
 
 if __name__ == "__main__":
-    run_backend(Path(sys.argv[1]))
+    run_backend(Path(sys.argv[1]), tuple(sys.argv[2].split(",")) if len(sys.argv) > 2 else DTYPES)

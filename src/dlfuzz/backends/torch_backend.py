@@ -85,6 +85,10 @@ class TorchCompileBackend(TorchBackend):
             if hasattr(config, knob):
                 setattr(config, knob, 1 << 20)
         config.suppress_errors = False
+        # Without this Dynamo runs any model with an RNN module entirely eagerly, and
+        # compiled-vs-eager would compare eager with eager.
+        if hasattr(config, "allow_rnn"):
+            config.allow_rnn = True
         self._serial = 0
 
     def compile(self, call: Call, fn: Callable[..., Any], examples: list[Any],
@@ -104,7 +108,8 @@ class TorchCompileBackend(TorchBackend):
         return self.torch.compile(model, fullgraph=False)
 
     def repro_compile_model(self, name: str) -> str:
-        return f"{name} = torch.compile({name})"
+        return (f"torch._dynamo.config.allow_rnn = True  # compile RNN modules too\n"
+                f"{name} = torch.compile({name})")
 
     def repro_call(self, call_expr: str, tensor_names: list[str]) -> str:
         params = ", ".join(tensor_names)

@@ -60,8 +60,10 @@ class DifferentialOracle(Oracle):
         suspects_of = self._localize(items, guilty, ctx)
         for (i, v, ref), suspect in zip(guilty, suspects_of, strict=True):
             case, outcomes = items[i]
-            results[i].append(self._finding(case, outcomes[v.backend], v, ref.method,
-                                            ref.libraries, suspect))
+            f = self._finding(case, outcomes[v.backend], v, ref.method, ref.libraries, suspect)
+            if isinstance(case, GraphCase):
+                f = replace(f, details=f.details + _lemon_vote(outcomes, ref))
+            results[i].append(f)
         self._sound.clear()
         return results
 
@@ -109,6 +111,21 @@ class DifferentialOracle(Oracle):
                        signature_message=f"inputs {dtypes}", method=method,
                        reference_libraries=",".join(libraries),
                        ratio=float(min(verdict.ratio, 1e300)), **extra)
+
+
+def _lemon_vote(outcomes: dict[str, Outcome], ref: Reference) -> tuple[tuple[str, object], ...]:
+    """LEMON's own verdict beside ours: D_MAD of every library pair against the reference
+    output, and the library shared by the pairs over LEMON's threshold T."""
+    from dlfuzz.engines.model.guidance import LemonSettings, lemon_vote, pair_dmads
+
+    firsts = {b: o.outputs[0].to_numpy() for b, o in outcomes.items()
+              if o.ok and o.outputs and ref.outputs and o.outputs[0].shape == ref.outputs[0].shape}
+    if len(firsts) < 2 or not ref.outputs:
+        return ()
+    dmads = pair_dmads(firsts, ref.outputs[0])
+    threshold = LemonSettings().threshold
+    worst = max(dmads.values(), default=0.0)
+    return (("lemon_max_dmad", round(worst, 4)), ("lemon_vote", lemon_vote(dmads, threshold)))
 
 
 def _best_sound(guilty: str, sound: list[str], ctx: OracleContext) -> str:

@@ -34,6 +34,9 @@ from dlfuzz.ir.model import Model
 from dlfuzz.ir.weights import random_inputs
 
 POOL_MAX = 200  # models kept for tournaments (the fittest survive)
+# Mutants larger than this many times their seed do not join the pool: DLJSFuzzer sizes
+# its models by the seed chain's length, and ever-growing models would slow every round.
+GROWTH_MAX = 2.0
 TENSOR_ATTEMPTS = 4
 
 
@@ -111,15 +114,19 @@ class DljsMethod:
             for i, a in enumerate(arrays):
                 for b in arrays[i + 1:]:
                     if a.shape == b.shape and a.size:
-                        with np.errstate(invalid="ignore"):
-                            d = float(np.nanmax(np.abs(a - b))) if np.isfinite(
-                                a).any() else 0.0
-                        inconsistency = max(inconsistency, d)
+                        with np.errstate(invalid="ignore", over="ignore"):
+                            diff = np.abs(a - b)
+                        diff = diff[~np.isnan(diff)]
+                        if diff.size:
+                            inconsistency = max(inconsistency, float(diff.max()))
         inputs = [x for _, xs in result.proposal.inputs for x in xs]
         summary = RoundSummary(crash, nan_bug, inconsistency, input_mean(inputs))
         value = fitness(summary, self.settings)
         self.contributions.update(rule, value - parent_fitness)
-        self.pool.append((entry, value))
+        seed_nodes = max((len(e.model.graph.nodes) for e in self.initial
+                          if e.name == entry.name), default=0)
+        if len(entry.model.graph.nodes) <= GROWTH_MAX * max(seed_nodes, 1):
+            self.pool.append((entry, value))
         if len(self.pool) > POOL_MAX:
             worst = min(range(len(self.initial), len(self.pool)), key=lambda i: self.pool[i][1])
             del self.pool[worst]

@@ -39,16 +39,27 @@ def theta(output: np.ndarray, reference: np.ndarray) -> float:
     return value if np.isfinite(value) else float("inf")
 
 
-def pair_dmads(outputs: Mapping[str, np.ndarray], reference: np.ndarray | None = None
-               ) -> dict[tuple[str, str], float]:
-    """D_MAD of every pair of backends on one input (``g`` = median when not given)."""
+def pair_dmads(outputs: Mapping[str, np.ndarray], reference: np.ndarray | None = None,
+               floor: float | None = None) -> dict[tuple[str, str], float]:
+    """D_MAD of every pair of backends on one input (``g`` = median when not given).
+
+    Every theta gets ``floor`` added (default: the output dtype's absolute tolerance).
+    LEMON measured distances to ground-truth labels, which are large for every library;
+    against a reference output two correct libraries are at rounding-noise distance
+    (1e-8 vs 3e-8 would be a D_MAD of 0.5), and the floor keeps noise from voting.
+    """
+    if floor is None:
+        from dlfuzz.oracles.tolerances import tolerance_for
+
+        first = next(iter(outputs.values()), None)
+        floor = tolerance_for(first.dtype.name).atol if first is not None else 0.0
     names = sorted(outputs)
     if len(names) < 2:
         return {}
     if reference is None:
         stack = np.stack([outputs[n].astype(np.float64) for n in names])
         reference = np.median(stack, axis=0)
-    thetas = {n: theta(outputs[n], reference) for n in names}
+    thetas = {n: theta(outputs[n], reference) + floor for n in names}
     out = {}
     for a, b in combinations(names, 2):
         ta, tb = thetas[a], thetas[b]

@@ -78,7 +78,7 @@ def emit(graph: Graph, probe: bool = False) -> str:
         setup += [line + tag for line in ctx.setup]
         body += [line + tag for line in lines]
     results = [var[n.id] for n in graph.nodes] if probe else [var[v] for v in graph.outputs]
-    body.append(f"return ({', '.join(results)},)")
+    body.append(f"return ({', '.join(results)}{',' if len(results) == 1 else ''})")
     args = ", ".join(var[x] for x in graph.input_names)
     out = [HEADER.format(dtype=JNP_DTYPES[graph.dtype])]
     out += ["    " + line for line in setup]

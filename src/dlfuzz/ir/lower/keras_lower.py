@@ -36,6 +36,11 @@ class Lowered:
 
 Emitter = Callable[[Node, list[TensorType], TensorType], Lowered]
 
+# Kernels start as zeros, not Keras's random defaults: set_weights replaces them anyway,
+# jax compiles a PRNG kernel for every new shape (most of a keras-jax build's time), and
+# the orthogonal recurrent default needs a QR that jax has no float16 kernel for.
+ZEROS = "zeros"
+
 
 def lit(value: object) -> str:
     """A Python literal in the emitted code's style (double-quoted strings)."""
@@ -64,9 +69,11 @@ def layer(cls: str, node: Node, *positional: object, **keywords: object) -> str:
     return f"keras.layers.{cls}({args + ', ' if args else ''}dtype=DTYPE, name={lit(node.id)})"
 
 
-def ops_layer(node: Node, body: str) -> str:
-    """A Lambda over keras.ops (``t`` is its input) for what Keras has no layer for."""
-    return layer("Lambda", node).replace("Lambda(", f"Lambda(lambda t: {body}, ", 1)
+def ops_layer(node: Node, body: str, **bound: str) -> str:
+    """A Lambda over keras.ops (``t`` is its input) for what Keras has no layer for;
+    ``bound`` are constants evaluated once, when the layer is made (default arguments)."""
+    params = "".join(f", {k}={v}" for k, v in bound.items())
+    return layer("Lambda", node).replace("Lambda(", f"Lambda(lambda t{params}: {body}, ", 1)
 
 
 def weight(node: Node, name: str, reshape: tuple[int, ...] | None = None) -> str:
@@ -86,14 +93,16 @@ def _conv(node: Node, ins: list[TensorType], out: TensorType) -> Lowered:
     a = node.a
     return Lowered(layer(node.op, node, a["filters"], a["kernel_size"], strides=a["strides"],
                          padding=a["padding"], dilation_rate=a["dilation_rate"],
-                         use_bias=a["use_bias"]), with_bias(node, "kernel"))
+                         use_bias=a["use_bias"], kernel_initializer=ZEROS),
+                   with_bias(node, "kernel"))
 
 
 def _depthwise(node: Node, ins: list[TensorType], out: TensorType) -> Lowered:
     a = node.a
     return Lowered(layer("DepthwiseConv2D", node, a["kernel_size"], strides=a["strides"],
                          padding=a["padding"], depth_multiplier=a["depth_multiplier"],
-                         dilation_rate=a["dilation_rate"], use_bias=a["use_bias"]),
+                         dilation_rate=a["dilation_rate"], use_bias=a["use_bias"],
+                         depthwise_initializer=ZEROS),
                    with_bias(node, "kernel"))
 
 
@@ -101,20 +110,29 @@ def _separable(node: Node, ins: list[TensorType], out: TensorType) -> Lowered:
     a = node.a
     return Lowered(layer(node.op, node, a["filters"], a["kernel_size"], strides=a["strides"],
                          padding=a["padding"], depth_multiplier=a["depth_multiplier"],
-                         dilation_rate=a["dilation_rate"], use_bias=a["use_bias"]),
+                         dilation_rate=a["dilation_rate"], use_bias=a["use_bias"],
+                         depthwise_initializer=ZEROS, pointwise_initializer=ZEROS),
                    with_bias(node, "depthwise_kernel", "pointwise_kernel"))
 
 
 def _transpose_conv(node: Node, ins: list[TensorType], out: TensorType) -> Lowered:
     a = node.a
     return Lowered(layer(node.op, node, a["filters"], a["kernel_size"], strides=a["strides"],
-                         padding=a["padding"], use_bias=a["use_bias"]),
-                   with_bias(node, "kernel"))
+                         padding=a["padding"], use_bias=a["use_bias"],
+                         kernel_initializer=ZEROS), with_bias(node, "kernel"))
 
 
 def _dense(node: Node, ins: list[TensorType], out: TensorType) -> Lowered:
-    return Lowered(layer("Dense", node, node.a["units"], use_bias=node.a["use_bias"]),
-                   with_bias(node, "kernel"))
+    return Lowered(layer("Dense", node, node.a["units"], use_bias=node.a["use_bias"],
+                         kernel_initializer=ZEROS), with_bias(node, "kernel"))
+
+
+def _const(fn: str) -> Emitter:
+    """AddConst/MulConst: the zero-dimensional weight, a backend tensor made once."""
+    def emit(node: Node, ins: list[TensorType], out: TensorType) -> Lowered:
+        value = f"keras.ops.convert_to_tensor({weight(node, 'value')}, dtype=DTYPE)"
+        return Lowered(ops_layer(node, f"keras.ops.{fn}(t, c)", c=value))
+    return emit
 
 
 # ---- pooling ------------------------------------------------------------------------------
@@ -210,11 +228,14 @@ def _recurrent(node: Node, ins: list[TensorType], out: TensorType) -> Lowered:
     """Keras defaults are the IR's: tanh, sigmoid gates, zero state; GRU reset_after."""
     extra = {"reset_after": True} if node.op == "GRU" else {}
     return Lowered(layer(node.op, node, node.a["units"],
-                         return_sequences=node.a["return_sequences"], **extra),
+                         return_sequences=node.a["return_sequences"], **extra,
+                         kernel_initializer=ZEROS, recurrent_initializer=ZEROS),
                    tuple(weight(node, n) for n in ("kernel", "recurrent_kernel", "bias")))
 
 
 EMITTERS: dict[str, Emitter] = {
+    "AddConst": _const("add"),
+    "MulConst": _const("multiply"),
     "Dense": _dense,
     **{f"Conv{n}D": _conv for n in (1, 2, 3)},
     "DepthwiseConv2D": _depthwise,
@@ -276,8 +297,16 @@ def _tensor(x):
     return x
 
 
+def _run(model):
+    """model(*inputs) -> tuple of outputs, in inference mode (one output comes bare)."""
+    def run(*xs):
+        ys = model([_tensor(x) for x in xs], training=False)
+        return tuple(ys) if isinstance(ys, list | tuple) else (ys,)
+    return run
+
+
 def build(W, **options):
-    """The graph as a Keras functional model; returns model(*inputs) -> tuple."""
+    """The graph as a Keras functional model, its weights loaded."""
 '''
 
 _X64 = '''\
@@ -316,6 +345,6 @@ def emit(graph: Graph, probe: bool = False) -> str:
     outputs = [n.id for n in graph.nodes] if probe else list(graph.outputs)
     lines += [f"    model = keras.Model([{', '.join(graph.input_names)}], "
               f"[{', '.join(outputs)}])",
-              "    return lambda *xs: tuple(model([_tensor(x) for x in xs], training=False))",
+              "    return _run(model)",
               ""]
     return "\n".join(lines)

@@ -36,7 +36,8 @@ def _const(a):
 
 def _tagged(lines: list[str], tag: str, indent: str) -> list[str]:
     """Every line of a node carries ``# <id> <Op>`` so a reader can map code to graph."""
-    return [f"{indent}{line}  # {tag}" for line in lines]
+    return [f"{indent}# {tag}: {line[2:]}" if line.startswith("# ") else f"{indent}{line}  # {tag}"
+            for line in lines]
 
 
 def emit(graph: Graph, probe: bool = False) -> str:
@@ -63,7 +64,7 @@ def emit(graph: Graph, probe: bool = False) -> str:
     out.append("")
     out.append(f"    def model({params}):")
     out += body
-    out.append(f"        return ({', '.join(results)},)")
+    out.append(f"        return ({', '.join(results)}{',' if len(results) == 1 else ''})")
     out.append("")
     out.append("    return model")
     return "\n".join(out) + "\n"

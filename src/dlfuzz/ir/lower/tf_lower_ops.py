@@ -177,16 +177,16 @@ def _pool3d_split(node: Node, x: str, kind: str, ks: list[int], s: list[int], c:
     The window is a box, so max is separable; avg is too, because the real-element count
     of a box is the product of the per-axis counts.
     """
-    n, d, h, w, ch = c.shape(x)
+    _, d, h, w, ch = c.shape(x)
     _, d2, h2, w2, _ = c.shape(node.id)
     p, v = _padding(node), node.id
     return [f"# float64 has no CPU {kind.capitalize()}Pool3D kernel: pool H, W then D",
-            f"{v} = tf.reshape({x}, [{n * d}, {h}, {w}, {ch}])",
+            f"{v} = tf.reshape({x}, [-1, {h}, {w}, {ch}])",
             f"{v} = tf.nn.{kind}_pool2d({v}, ksize={_ints(ks[1:])}, strides={_ints(s[1:])}, "
             f"padding={p})",
-            f"{v} = tf.reshape({v}, [{n}, {d}, {h2 * w2 * ch}])",
+            f"{v} = tf.reshape({v}, [-1, {d}, {h2 * w2 * ch}])",
             f"{v} = tf.nn.{kind}_pool1d({v}, ksize={ks[:1]}, strides={s[:1]}, padding={p})",
-            f"{v} = tf.reshape({v}, [{n}, {d2}, {h2}, {w2}, {ch}])"]
+            f"{v} = tf.reshape({v}, [-1, {d2}, {h2}, {w2}, {ch}])"]
 
 
 def _global_pool(node: Node, xs: list[str], c: Ctx) -> list[str]:

@@ -26,6 +26,8 @@ from dlfuzz.ir.model import weight_shapes
 TORCH_DTYPES = {"float16": "torch.float16", "bfloat16": "torch.bfloat16",
                 "float32": "torch.float32", "float64": "torch.float64"}
 
+RECURRENT = ("SimpleRNN", "LSTM", "GRU")
+
 # Names the emitted program uses itself; a graph value may not shadow them.
 RESERVED = frozenset({"torch", "F", "np", "DTYPE", "W", "build", "model", "options",
                       "compile", "device", "_w", "array"})
@@ -89,6 +91,9 @@ def emit(graph: Graph, probe: bool = False) -> str:
     out += [f"    {line}" for line in setup]
     out += ["", f"    def model({params}):", "        with torch.no_grad():"]
     out += [f"            {line}" for line in body]
-    out += [f"            return ({''.join(r + ', ' for r in results).rstrip()})", "",
-            "    return torch.compile(model) if compile else model", ""]
+    out += [f"            return ({''.join(r + ', ' for r in results).rstrip()})", ""]
+    if any(op in RECURRENT for op in graph.ops()):
+        out += ["    if compile:  # Dynamo runs frames with nn.LSTM/GRU/RNN eagerly unless allowed",
+                "        torch._dynamo.config.allow_rnn = True"]
+    out += ["    return torch.compile(model) if compile else model", ""]
     return "\n".join(out)

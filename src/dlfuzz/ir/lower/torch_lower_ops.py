@@ -214,7 +214,7 @@ def avg_pool(ctx: Ctx) -> list[str]:
     if not any(p for pair in pads for p in pair):
         if n == 3 and ctx.dtype in _NO_HALF_AVG3D:
             total = _window_sum(n, x, k, s, ctx.dtype)
-            return [f"{ctx.out} = ({total} / {_prod(k)}){to_cl(n)}"]
+            return [f"{ctx.out} = ({total} / {math.prod(k)}){to_cl(n)}"]
         return [f"{ctx.out} = F.avg_pool{n}d({x}, {_ints(k)}, {_ints(s)}){to_cl(n)}"]
     size = _ints((1, 1, *ctx.in_types[0].shape[1:1 + n]))
     ones = f"F.pad(torch.ones({size}, dtype=DTYPE, device=device), {pad_arg(pads)})"
@@ -225,13 +225,6 @@ def avg_pool(ctx: Ctx) -> list[str]:
     count = ctx.const("count", _window_sum(n, ones, k, s, ctx.dtype))
     return [f"{ctx.out} = {_window_sum(n, x, k, s, ctx.dtype)}",
             f"{ctx.out} = ({ctx.out} / {count}){to_cl(n)}"]
-
-
-def _prod(values: tuple[int, ...]) -> int:
-    p = 1
-    for v in values:
-        p *= v
-    return p
 
 
 def _spatial_dims(ctx: Ctx) -> str:

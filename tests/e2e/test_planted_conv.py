@@ -1,0 +1,83 @@
+"""Model must-show 1: a planted wrong result in torch's conv2d (3x3 kernels at stride 1,
+applied flipped) is found by LEMON from the LeNet-5 seed (whose convolutions are 5x5,
+so a mutation must insert the 3x3 one), blamed on torch by the float64 reference and by
+LEMON's own D_MAD vote, localized to the convolution by R_a, reduced to at most three
+layers, and reproduced by a standalone torch script (fails with the patch, passes
+without)."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PLANTED = Path(__file__).resolve().parent.parent / "planted"
+
+
+def _env() -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PLANTED), env.get("PYTHONPATH")]))
+    return env
+
+
+def _dlfuzz(*args: str, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "dlfuzz", *args], capture_output=True,
+                          text=True, env=_env(), **kw)
+
+
+@pytest.fixture(scope="module")
+def campaign(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("camp") / "c"
+    proc = _dlfuzz("run", "--engine", "model", "--method", "lemon", "--backends",
+                   "torch,jax,tf", "--seed-model", "lenet5", "--budget", "100s", "--seed", "1",
+                   "--out", str(out), "--preload", "torch=planted_torch_conv", "--quiet",
+                   timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return out
+
+
+def _conv_bug(campaign: Path) -> dict:
+    proc = _dlfuzz("findings", str(campaign), "--json", timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    bugs = json.loads(proc.stdout)
+    conv = [b for b in bugs if b["api"] == "Conv2D"]
+    assert len(conv) == 1, bugs
+    return conv[0]
+
+
+def test_found_voted_localized_and_reduced(campaign):
+    bug = _conv_bug(campaign)
+    assert bug["guilty_backend"] == "torch" and bug["confirmed"] and bug["reduced"]
+    # Nothing is ever blamed on the untouched libraries.
+    bugs = json.loads(_dlfuzz("findings", str(campaign), "--json", timeout=120).stdout)
+    assert all(b["guilty_backend"] == "torch" for b in bugs if b["symptom"] == "numeric")
+    meta = json.loads((Path(bug["dir"]) / "meta.json").read_text())
+    details = meta["details"]
+    assert details["method"] == "float64" and details["suspect_op"] == "Conv2D"
+    assert details["lemon_vote"] == "torch"
+    case = json.loads((Path(bug["dir"]) / "case.json").read_text())
+    assert "Conv2D" in case["nodes"] and len(case["nodes"]) <= 3, case["nodes"]
+    assert (Path(bug["dir"]) / "graph.dot").read_text().startswith("digraph")
+
+
+def test_repro_is_torch_code_that_fails_with_the_patch_only(campaign):
+    bug = _conv_bug(campaign)
+    script = bug["repro"]["torch"]
+    text = Path(script).read_text()
+    assert "F.conv2d(" in text and "model.npz" in text
+    clean = subprocess.run([sys.executable, script], capture_output=True, text=True,
+                           timeout=300)
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    patched = subprocess.run(
+        [sys.executable, "-c", "import planted_torch_conv, runpy; "
+         f"runpy.run_path({script!r}, run_name='__main__')"],
+        capture_output=True, text=True, timeout=300, env=_env())
+    assert patched.returncode == 1, patched.stdout + patched.stderr
+    assert "BUG present" in patched.stdout
+    # The other libraries' reproducers compute the same model correctly.
+    for lib in ("jax", "tf"):
+        other = subprocess.run([sys.executable, bug["repro"][lib]], capture_output=True,
+                               text=True, timeout=300)
+        assert other.returncode == 0, other.stdout + other.stderr

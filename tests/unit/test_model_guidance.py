@@ -1,0 +1,82 @@
+"""LEMON's guidance pieces: D_MAD, voting, ACC, degenerate filter, roulette, MH, R_a."""
+
+import numpy as np
+
+from dlfuzz.engines.model.guidance import (
+    MetropolisHastings,
+    SeedEntry,
+    SeedPool,
+    accumulated_inconsistency,
+    d_mad,
+    degenerate,
+    lemon_vote,
+    pair_dmads,
+)
+from dlfuzz.oracles.localize import localize
+
+
+def test_d_mad_definition() -> None:
+    assert d_mad(0.0, 0.0) == 0.0
+    assert d_mad(1.0, 3.0) == 0.5
+    assert d_mad(2.0, 2.0) == 0.0
+
+
+def test_vote_names_the_library_shared_by_inconsistent_pairs() -> None:
+    g = np.ones((2, 10))
+    outs = {"torch": (g + 2e-3).astype(np.float32), "jax": (g + 1e-8).astype(np.float32),
+            "tf": (g - 3e-8).astype(np.float32)}
+    dmads = pair_dmads(outs, g)
+    assert dmads[("jax", "tf")] < 0.4 < dmads[("jax", "torch")]
+    assert lemon_vote(dmads, 0.4) == "torch"
+    # Without the tolerance floor rounding noise alone would pass LEMON's threshold.
+    assert pair_dmads(outs, g, floor=0.0)[("jax", "tf")] > 0.4
+    assert lemon_vote({("a", "b"): 0.1}, 0.4) == ""
+
+
+def test_acc_grows_with_inconsistency() -> None:
+    g = np.linspace(-1, 1, 20).reshape(2, 10)
+    same = [{"a": g, "b": g.copy(), "c": g.copy()}]
+    off = [{"a": g + 0.5, "b": g.copy(), "c": g.copy()}]
+    assert accumulated_inconsistency(same) == 0.0
+    assert accumulated_inconsistency(off) > 1.0
+
+
+def test_degenerate_needs_one_argmax_everywhere() -> None:
+    one_hot = np.zeros((1, 5))
+    one_hot[0, 2] = 1
+    assert degenerate([{"a": one_hot, "b": one_hot}] * 4, 0.95)
+    varied = [{"a": np.roll(one_hot, k, axis=1), "b": one_hot} for k in range(4)]
+    assert not degenerate(varied, 0.95)
+
+
+def test_roulette_prefers_rarely_selected_seeds_and_caps_the_pool() -> None:
+    pool = SeedPool(max_size=3)
+    for name in "abc":
+        pool.add(SeedEntry(None, name, initial=(name == "a"), acc=float(ord(name))))
+    pool.entries[0].selected = 100
+    rng = np.random.default_rng(0)
+    picks = [pool.select(rng).name for _ in range(50)]
+    assert picks.count("a") < 5
+    pool.add(SeedEntry(None, "d", acc=1000.0))
+    assert len(pool.entries) == 3 and "a" in [e.name for e in pool.entries]
+    assert "b" not in [e.name for e in pool.entries]  # the lowest-ACC mutant left
+
+
+def test_metropolis_hastings_favours_amplifying_rules() -> None:
+    mh = MetropolisHastings(["good", "bad1", "bad2", "bad3"])
+    for _ in range(10):
+        mh.record("good", True)
+        for r in ("bad1", "bad2", "bad3"):
+            mh.record(r, False)
+    assert mh.ranking()[0] == "good"
+    rng = np.random.default_rng(1)
+    picks = [mh.choose(rng) for _ in range(400)]
+    assert picks.count("good") > 100  # uniform would be ~100
+
+
+def test_r_a_points_at_the_layer_that_introduces_the_difference() -> None:
+    x = np.ones((2, 4))
+    a = [x, x * 2, x * 2 + 1]
+    b = [x, x * 2 + 0.5, x * 2 + 1.5]  # node 1 introduces 0.5, node 2 passes it on
+    index, ratios = localize(a, b, [[], [0], [1]])
+    assert index == 1 and ratios[2] < ratios[1]
