@@ -29,6 +29,8 @@ import pytest
 
 from dlfuzz.ir.graph import Graph, GraphBuilder
 from dlfuzz.ir.lower import build, emit
+from dlfuzz.ir.lower.tf_lower_ops import EMITTERS
+from dlfuzz.ir.ops import CATALOG
 from dlfuzz.ir.ops.base import same_pads
 from dlfuzz.ir.samples import all_samples
 from dlfuzz.ir.weights import init_model, random_inputs
@@ -375,6 +377,8 @@ def test_model_compiles_with_xla(seed: int) -> None:
 NUMPY_BEHAVIOUR = """
 import numpy as np, tensorflow as tf
 from dlfuzz.ir.lower import build, emit
+from dlfuzz.ir.lower.tf_lower_ops import EMITTERS
+from dlfuzz.ir.ops import CATALOG
 from dlfuzz.ir.samples import all_samples
 from dlfuzz.ir.weights import init_model, random_inputs
 tf.experimental.numpy.experimental_enable_numpy_behavior(prefer_float32=False)
@@ -405,6 +409,10 @@ def test_dtypes_hold_under_numpy_behaviour() -> None:
     assert proc.returncode == 0, proc.stderr[-2000:]
     promoted = set(proc.stdout.splitlines()) - NUMPY_BEHAVIOUR_KNOWN
     assert not promoted, promoted
+
+
+def test_every_catalog_op_has_an_emitter() -> None:
+    assert set(EMITTERS) == set(CATALOG)
 
 
 def test_lowering_is_library_free_source() -> None:
