@@ -4,10 +4,15 @@ Keras fixes its backend at import, so each backend (tensorflow, jax, torch) runs
 own subprocess: this file, run as a script, is that helper. It emits every sample of
 ``all_samples`` (plain and probe), builds it with seeded weights, runs it and saves the
 outputs to an ``.npz`` plus a JSON summary (errors, output dtypes). The test process then
-checks shapes against the inferred types and values against ``REFERENCE``, a small numpy
-implementation of docs/ir.md written here independently of Keras: float64 to ~1e-9
-relative, float32 to ~1e-4; float16 and bfloat16 must build, run in their own dtype and
-land near the float64 value of the same (rounded) weights and inputs.
+checks output counts and shapes against the inferred types, dtypes against the graph's,
+and values against ``REFERENCE``, a numpy implementation of docs/ir.md written here
+independently of Keras: float64 to 1e-9 of the value's scale, bfloat16 (the dtype whose
+weights and inputs need converting) to 1e-1. ``python test_lower_keras.py OUT float32``
+runs any other dtypes by hand.
+
+Where Keras (or the engine under it) itself departs from docs/ir.md, ``KNOWN`` says
+how and why; those are library bugs and limitations the fuzzer should report, not
+lowering errors, so the test relaxes exactly that check for exactly those cases.
 """
 
 from __future__ import annotations
@@ -18,25 +23,93 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
-from dlfuzz.ir.graph import Graph, Node
+from dlfuzz.ir.graph import Graph
 from dlfuzz.ir.ops.base import same_pads
 from dlfuzz.ir.samples import all_samples
 from dlfuzz.ir.weights import init_model, random_inputs
 
 BACKENDS = ("tensorflow", "jax", "torch")
-DTYPES = ("float64", "float32", "float16", "bfloat16")
+DTYPES = ("float64", "bfloat16")
 SAMPLES = all_samples("float64")
-# value tolerance relative to the reference's largest magnitude, per graph dtype
+# value tolerance relative to the reference's largest magnitude (at least 1), per dtype
 TOLERANCE = {"float64": 1e-9, "float32": 1e-4, "float16": 2e-2, "bfloat16": 1e-1}
+FLOAT32_ACCURATE = 1e-6  # float64 results that went through float32 somewhere
 
 Arrays = list[np.ndarray]
 Weights = dict[str, np.ndarray]
+
+
+def _asymmetric_same(graph: Graph) -> bool:
+    """A 'same' pooling window whose padding is uneven on some axis."""
+    node, x = graph.nodes[0], graph.inputs[0]
+    a = node.a
+    if a.get("padding") != "same":
+        return False
+    strides = a["strides"] or a["pool_size"]
+    return any(len(set(same_pads(x.shape[1 + i], k, strides[i]))) > 1
+               for i, k in enumerate(a["pool_size"]))
+
+
+@dataclass(frozen=True)
+class Known:
+    """A departure of Keras itself from docs/ir.md, and what the test relaxes for it.
+
+    effect: ``imprecise`` (values to float32 accuracy), ``downcast`` (a float32 result
+    from a float64 graph, to float32 accuracy), ``wrong`` (values not compared),
+    ``fails`` (building or running may raise).
+    """
+
+    backends: tuple[str, ...]
+    dtypes: tuple[str, ...]
+    ops: tuple[str, ...]
+    effect: str
+    why: str
+    when: Callable[[Graph], bool] = lambda graph: True
+
+
+_MEANS = ("GlobalAvgPool1D", "GlobalAvgPool2D", "GlobalAvgPool3D", "ReduceMean",
+          "BatchNorm", "LayerNorm")
+_RESULT_TYPE = ("keras.backend.result_type maps float64 to float32 on the jax and torch "
+                "backends (keras#23223), so ops that use it compute float64 in float32")
+KNOWN: tuple[Known, ...] = (
+    Known(("jax", "torch"), ("float64",), _MEANS, "imprecise",
+          f"keras.ops.mean/moments: {_RESULT_TYPE}"),
+    Known(("jax",), ("float64",), ("LSTM", "GRU"), "imprecise",
+          f"keras.ops.tanh: {_RESULT_TYPE}; LSTM/GRU promote the result back"),
+    Known(("jax",), ("float64",), ("Tanh",), "downcast", f"keras.ops.tanh: {_RESULT_TYPE}"),
+    Known(("jax",), ("float64",), ("SimpleRNN",), "fails",
+          "keras.ops.tanh returns float32 inside lax.scan, whose carry is float64: "
+          "TypeError 'scan body function carry input and carry output must have equal "
+          "types'"),
+    Known(("torch",), ("float64",), ("Dense", "SimpleRNN"), "imprecise",
+          f"keras.ops.matmul: {_RESULT_TYPE}"),
+    Known(("torch",), ("float64",), ("Dense", "MatMul", "Maximum", "Minimum"), "downcast",
+          f"keras.ops.matmul/maximum/minimum: {_RESULT_TYPE}",
+          lambda graph: graph.nodes[0].op != "Dense" or graph.inputs[0].rank > 2),
+    Known(("torch",), tuple(TOLERANCE), ("AvgPool1D", "AvgPool2D", "AvgPool3D"), "wrong",
+          "uneven 'same' padding: the torch backend pads evenly and counts the padded "
+          "zeros (keras#19721, fixed after 3.15 by keras#23233)", _asymmetric_same),
+    Known(("torch",), ("float16", "bfloat16"), ("AvgPool3D",), "fails",
+          "torch has no half-precision avg_pool3d on CPU"),
+    Known(("tensorflow",), ("float64", "float16"), ("MaxPool3D", "AvgPool3D"), "fails",
+          "TensorFlow registers no float64/float16 MaxPool3D/AvgPool3D CPU kernel"),
+    Known(("tensorflow",), ("float64",), ("LeakyReLU",), "imprecise",
+          "tf.nn.leaky_relu takes alpha as a float32 attribute"),
+    Known(("tensorflow",), ("float64",), ("GELU",), "imprecise",
+          "tf.nn.gelu(approximate=False) is ~5e-9 off in float64"),
+)
+
+
+def known_effects(backend: str, dtype: str, graph: Graph) -> set[str]:
+    return {k.effect for k in KNOWN if backend in k.backends and dtype in k.dtypes
+            and graph.nodes[0].op in k.ops and k.when(graph)}
 
 
 # ---- the numpy reference (channels-last, TensorFlow 'same' padding) -----------------------
@@ -295,37 +368,46 @@ def backend_results(tmp_path_factory: pytest.TempPathFactory
     for backend in BACKENDS:
         out = tmp_path_factory.mktemp(backend)
         env = {**os.environ, "KERAS_BACKEND": backend, "CUDA_VISIBLE_DEVICES": "",
-               "TF_CPP_MIN_LOG_LEVEL": "3",
+               "JAX_PLATFORMS": "cpu", "TF_CPP_MIN_LOG_LEVEL": "3",
                "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
         procs[backend] = (out, subprocess.Popen(
             [sys.executable, __file__, str(out)], env=env, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, text=True))
     results = {}
     for backend, (out, proc) in procs.items():
-        _, err = proc.communicate(timeout=600)
+        _, err = proc.communicate(timeout=900)
         assert proc.returncode == 0, f"{backend} helper failed:\n{err[-3000:]}"
         with np.load(out / "outputs.npz") as data:
             results[backend] = (json.loads((out / "summary.json").read_text()), dict(data))
     return results
 
 
-def _check(backend: str, summary: dict[str, Any], data: dict[str, np.ndarray], index: int,
-           dtype: str) -> None:
+def check_sample(backend: str, summary: dict[str, Any], data: dict[str, np.ndarray],
+                 index: int, dtype: str) -> None:
+    """One sample's plain and probe runs: count, shapes, dtypes, values (see KNOWN)."""
     graph, weights, inputs = sample_data(index, dtype)
+    effects = known_effects(backend, dtype, graph)
     types, ref = graph.types(), reference(graph, weights, inputs)
+    dtypes = [dtype] + (["float32"] if "downcast" in effects else [])
+    tol = TOLERANCE[dtype]
+    if effects & {"imprecise", "downcast"}:
+        tol = max(tol, FLOAT32_ACCURATE)
     for probe, names in ((False, list(graph.outputs)), (True, [n.id for n in graph.nodes])):
         key = f"{dtype}/{index}/{'probe' if probe else 'out'}"
-        assert key not in summary["errors"], f"{backend} {key}: {summary['errors'][key]}"
-        assert summary["dtypes"][key] == [dtype], f"{backend} {key}: {summary['dtypes'][key]}"
-        got = [data[f"{key}/{j}"] for j in range(len(names))]
-        assert f"{key}/{len(names)}" not in data, f"{backend} {key}: too many outputs"
-        for name, value in zip(names, got, strict=True):
-            assert value.shape == types[name].shape, f"{backend} {key} {name}: {value.shape}"
-            want = ref[name]
-            scale = max(1.0, float(np.abs(want).max()))
-            err = float(np.abs(value - want).max())
-            assert err <= TOLERANCE[dtype] * scale, (
-                f"{backend} {key} {name}: max error {err:.3g} (scale {scale:.3g})")
+        where = f"keras-{backend} {graph.nodes[0].op} {key}"
+        if key in summary["errors"]:
+            assert "fails" in effects, f"{where}: {summary['errors'][key]}"
+            continue
+        assert set(summary["dtypes"][key]) <= set(dtypes), f"{where}: {summary['dtypes'][key]}"
+        assert f"{key}/{len(names)}" not in data, f"{where}: more than {len(names)} values"
+        for j, name in enumerate(names):
+            value = data[f"{key}/{j}"]
+            assert value.shape == types[name].shape, f"{where} {name}: shape {value.shape}"
+            if "wrong" in effects:
+                continue
+            scale = max(1.0, float(np.abs(ref[name]).max()))
+            err = float(np.abs(value - ref[name]).max())
+            assert err <= tol * scale, f"{where} {name}: error {err:.3g}, scale {scale:.3g}"
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -335,30 +417,32 @@ def test_sample_runs_and_agrees(backend_results: dict[str, Any], backend: str,
                                 index: int) -> None:
     summary, data = backend_results[backend]
     for dtype in DTYPES:
-        _check(backend, summary, data, index, dtype)
+        check_sample(backend, summary, data, index, dtype)
 
 
-def test_emit_covers_the_catalog_and_never_imports_keras() -> None:
-    from dlfuzz.ir.lower import keras_lower
-    from dlfuzz.ir.ops import CATALOG
+def test_emitter_covers_the_catalog_without_importing_keras() -> None:
+    """Emitting never imports Keras (workers pick the backend first); all ops emit."""
+    code = ("import sys\n"
+            "from dlfuzz.ir.lower import keras_lower\n"
+            "from dlfuzz.ir.ops import CATALOG\n"
+            "from dlfuzz.ir.samples import all_samples\n"
+            "assert set(keras_lower.EMITTERS) == set(CATALOG)\n"
+            "for _, g in all_samples('bfloat16'):\n"
+            "    keras_lower.emit(g)\n"
+            "    keras_lower.emit(g, probe=True)\n"
+            "assert 'keras' not in sys.modules, 'emitting imported keras'\n")
+    subprocess.run([sys.executable, "-c", code], check=True)
 
-    assert set(keras_lower.EMITTERS) == set(CATALOG)
-    assert "keras" not in sys.modules or "keras" in sys.modules  # import-free emitter:
-    source = keras_lower.emit(SAMPLES[0][1])
-    assert source.startswith("import keras\nimport numpy as np\n")
-    assert "# n0 Dense" in source
 
-
-def _tagged(graph: Graph, node: Node, source: str) -> bool:
-    return f"# {node.id} {node.op}" in source
-
-
-def test_every_node_is_tagged() -> None:
+def test_emitted_source_is_tagged_plain_keras() -> None:
     from dlfuzz.ir.lower import keras_lower
 
     for _, graph in SAMPLES:
         source = keras_lower.emit(graph, probe=True)
-        assert all(_tagged(graph, n, source) for n in graph.nodes)
+        assert source.startswith("import keras\nimport numpy as np\n")
+        assert all(f"  # {n.id} {n.op}" in source for n in graph.nodes)
+        assert source.count("keras.Model(") == 1
+        compile(source, "<keras>", "exec")
 
 
 if __name__ == "__main__":

@@ -3,10 +3,12 @@
 Each node is one ``keras.layers`` layer named after the node id and created with the
 graph's dtype (so its variables and its computation use that dtype on every backend);
 weights are loaded once in ``build()`` with ``layer.set_weights`` in the order the Keras
-layer declares them. Ops Keras 3 has no layer for (ThresholdedReLU, ReduceMean/Max, and
-the attribute values a Keras layer refuses) become ``keras.layers.Lambda`` over
-``keras.ops``, which runs on the tensorflow, jax and torch backends alike. Keras picks
-its backend at import (``KERAS_BACKEND``); the emitted source works under each of them.
+layer declares them. What Keras 3 has no layer for (ThresholdedReLU, ReduceMean/Max,
+AddConst/MulConst, and the attribute values a Keras layer refuses, such as a negative
+LeakyReLU slope) becomes a ``keras.layers.Lambda`` over ``keras.ops``, which runs on the
+tensorflow, jax and torch backends alike. Keras picks its backend at import
+(``KERAS_BACKEND``); the emitted source works under each of them. With ``probe`` the
+model's outputs are every node's value, in node order.
 
 bfloat16 weights and inputs arrive as ``ml_dtypes.bfloat16`` numpy arrays, which not
 every backend converts; they pass through float32 (exact) and Keras casts them back
@@ -28,10 +30,12 @@ from dlfuzz.ir.ops import get_op
 
 @dataclass(frozen=True)
 class Lowered:
-    """One node as Keras: the layer expression and the weight list for set_weights."""
+    """One node as Keras: the layer expression, the weight list for set_weights, and
+    lines to run before the layer is made (constants converted once)."""
 
     layer: str
     weights: tuple[str, ...] = ()
+    setup: tuple[str, ...] = ()
 
 
 Emitter = Callable[[Node, list[TensorType], TensorType], Lowered]
@@ -63,17 +67,18 @@ def _args(*positional: object, **keywords: object) -> str:
     return ", ".join(parts)
 
 
-def layer(cls: str, node: Node, *positional: object, **keywords: object) -> str:
-    """``keras.layers.<cls>(..., dtype=DTYPE, name="<id>")``: every layer carries both."""
-    args = _args(*positional, **keywords)
+def layer(cls: str, node: Node, *positional: object, code: str = "", **keywords: object
+          ) -> str:
+    """``keras.layers.<cls>(..., dtype=DTYPE, name="<id>")``: every layer carries both.
+
+    ``code`` is source for a first argument that is not a literal (a function)."""
+    args = ", ".join(a for a in (code, _args(*positional, **keywords)) if a)
     return f"keras.layers.{cls}({args + ', ' if args else ''}dtype=DTYPE, name={lit(node.id)})"
 
 
-def ops_layer(node: Node, body: str, **bound: str) -> str:
-    """A Lambda over keras.ops (``t`` is its input) for what Keras has no layer for;
-    ``bound`` are constants evaluated once, when the layer is made (default arguments)."""
-    params = "".join(f", {k}={v}" for k, v in bound.items())
-    return layer("Lambda", node).replace("Lambda(", f"Lambda(lambda t{params}: {body}, ", 1)
+def ops_layer(node: Node, body: str) -> str:
+    """A Lambda over keras.ops (``t`` is its input) for what Keras has no layer for."""
+    return layer("Lambda", node, code=f"lambda t: {body}")
 
 
 def weight(node: Node, name: str, reshape: tuple[int, ...] | None = None) -> str:
@@ -128,10 +133,11 @@ def _dense(node: Node, ins: list[TensorType], out: TensorType) -> Lowered:
 
 
 def _const(fn: str) -> Emitter:
-    """AddConst/MulConst: the zero-dimensional weight, a backend tensor made once."""
+    """AddConst/MulConst: the zero-dimensional weight becomes a backend tensor once."""
     def emit(node: Node, ins: list[TensorType], out: TensorType) -> Lowered:
-        value = f"keras.ops.convert_to_tensor({weight(node, 'value')}, dtype=DTYPE)"
-        return Lowered(ops_layer(node, f"keras.ops.{fn}(t, c)", c=value))
+        const = f"{node.id}_value"
+        return Lowered(ops_layer(node, f"keras.ops.{fn}(t, {const})"), setup=(
+            f"{const} = keras.ops.convert_to_tensor({weight(node, 'value')}, dtype=DTYPE)",))
     return emit
 
 
@@ -184,7 +190,7 @@ def _thresholded_relu(node: Node, ins: list[TensorType], out: TensorType) -> Low
 
 def _gelu(node: Node, ins: list[TensorType], out: TensorType) -> Lowered:
     fn = f"lambda t: keras.activations.gelu(t, approximate={node.a['approximate']!r})"
-    return Lowered(layer("Activation", node).replace("Activation(", f"Activation({fn}, ", 1))
+    return Lowered(layer("Activation", node, code=fn))
 
 
 def _activation(name: str) -> Emitter:
@@ -203,9 +209,10 @@ def _layer_norm(node: Node, ins: list[TensorType], out: TensorType) -> Lowered:
 
 
 # ---- shape ops and reductions ---------------------------------------------------------------
-def _simple(cls: str, *attrs: str) -> Emitter:
-    """A Keras layer whose arguments are the node's attributes, in order."""
-    return lambda node, ins, out: Lowered(layer(cls, node, *(node.a[k] for k in attrs)))
+def _simple(cls: str, **attrs: str) -> Emitter:
+    """A Keras layer whose keyword arguments are node attributes (keyword -> attribute)."""
+    return lambda node, ins, out: Lowered(layer(cls, node, **{k: node.a[v]
+                                                               for k, v in attrs.items()}))
 
 
 def _spatial(cls: str, attr: str) -> Emitter:
@@ -246,9 +253,9 @@ EMITTERS: dict[str, Emitter] = {
     "ReLU": _relu,
     "LeakyReLU": _leaky_relu,
     "PReLU": _prelu,
-    "ELU": _simple("ELU", "alpha"),
+    "ELU": _simple("ELU", alpha="alpha"),
     "ThresholdedReLU": _thresholded_relu,
-    "Softmax": _simple("Softmax", "axis"),
+    "Softmax": _simple("Softmax", axis="axis"),
     "Sigmoid": _activation("sigmoid"),
     "Tanh": _activation("tanh"),
     "GELU": _gelu,
@@ -261,17 +268,17 @@ EMITTERS: dict[str, Emitter] = {
     "Minimum": _simple("Minimum"),
     "MatMul": lambda node, ins, out: Lowered(layer("Dot", node, axes=(2, 1))),
     "Flatten": _simple("Flatten"),
-    "Reshape": _simple("Reshape", "target_shape"),
-    "Transpose": _simple("Permute", "dims"),
-    "Concat": _simple("Concatenate", "axis"),
+    "Reshape": _simple("Reshape", target_shape="target_shape"),
+    "Transpose": _simple("Permute", dims="dims"),
+    "Concat": _simple("Concatenate", axis="axis"),
     **{f"ZeroPadding{n}D": _spatial(f"ZeroPadding{n}D", "padding") for n in (1, 2, 3)},
     **{f"Cropping{n}D": _spatial(f"Cropping{n}D", "cropping") for n in (1, 2, 3)},
     **{f"UpSampling{n}D": _spatial(f"UpSampling{n}D", "size") for n in (1, 2, 3)},
-    "RepeatVector": _simple("RepeatVector", "n"),
+    "RepeatVector": _simple("RepeatVector", n="n"),
     "ReduceMean": _reduce("mean"),
     "ReduceMax": _reduce("max"),
     "Identity": _simple("Identity"),
-    "Dropout": _simple("Dropout", "rate"),
+    "Dropout": _simple("Dropout", rate="rate"),
     **{name: _recurrent for name in ("SimpleRNN", "LSTM", "GRU")},
 }
 
@@ -323,12 +330,14 @@ def emit_node(node: Node, types: dict[str, TensorType]) -> list[str]:
     lowered = EMITTERS[node.op](node, ins, types[node.id])
     many = get_op(node.op).arity[1] != 1
     args = f"[{', '.join(node.inputs)}]" if many else node.inputs[0]
-    tag = f"  # {node.id} {node.op}"
-    if not lowered.weights:
-        return [f"    {node.id} = {lowered.layer}({args}){tag}"]
-    return [f"    layer = {lowered.layer}{tag}",
-            f"    {node.id} = layer({args})",
-            f"    layer.set_weights([{', '.join(lowered.weights)}])"]
+    lines = [*lowered.setup]
+    if lowered.weights:
+        lines += [f"layer = {lowered.layer}", f"{node.id} = layer({args})",
+                  f"layer.set_weights([{', '.join(lowered.weights)}])"]
+    else:
+        lines.append(f"{node.id} = {lowered.layer}({args})")
+    lines[0] += f"  # {node.id} {node.op}"  # the tag goes on the node's first line
+    return [f"    {line}" for line in lines]
 
 
 def emit(graph: Graph, probe: bool = False) -> str:
