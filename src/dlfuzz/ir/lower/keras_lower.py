@@ -284,9 +284,12 @@ EMITTERS: dict[str, Emitter] = {
 
 
 # ---- the program ----------------------------------------------------------------------------
+# The emitted program's imports (kept out of column 0 of this module: it imports no
+# library itself).
+_IMPORTS = "\n".join(['import keras', 'import numpy as np'])
+
 _PRELUDE = '''\
-import keras
-import numpy as np
+{imports}
 
 DTYPE = "{dtype}"
 
@@ -343,7 +346,7 @@ def emit_node(node: Node, types: dict[str, TensorType]) -> list[str]:
 def emit(graph: Graph, probe: bool = False) -> str:
     """Source defining ``build(W)``; with ``probe`` the model returns every node's value."""
     types = graph.types()
-    lines = [_PRELUDE.format(dtype=graph.dtype).rstrip("\n")]
+    lines = [_PRELUDE.format(imports=_IMPORTS, dtype=graph.dtype).rstrip("\n")]
     if graph.dtype == "float64":
         lines.append(_X64.rstrip("\n"))
     for name, t in zip(graph.input_names, graph.inputs, strict=True):

@@ -128,7 +128,7 @@ def _render(graph: Graph, ctx: Ctx, inputs: list[str], outputs: list[str], fetch
     shapes = "" if not bf16 else (
         "    shapes = {" + ", ".join(f"{v!r}: {_out_type(types, v)!r}"
                                     for v in dict.fromkeys(fetch)) + "}\n")
-    return (_HEADER.format(nodes=len(graph.nodes), opset=OPSET, dtype=graph.dtype,
+    return (_HEADER.format(imports=_IMPORTS, nodes=len(graph.nodes), opset=OPSET, dtype=graph.dtype,
                            tensor_type=TENSOR_TYPES[graph.dtype], helpers=helpers)
             + _BUILD_START + body + "\n\n"
             + _BUILD_END.format(inputs=_list_lines(inputs), outputs=_list_lines(outputs),
@@ -141,12 +141,13 @@ def _list_lines(items: list[str]) -> str:
     return "".join(f"\n        {item}," for item in items)
 
 
+# The emitted program's imports (kept out of column 0 of this module: it imports no
+# library itself).
+_IMPORTS = "\n".join(['import numpy as np', 'import onnx', 'import onnxruntime as ort', 'from onnx import TensorProto, helper, numpy_helper'])
+
 _HEADER = '''"""dlfuzz model: {nodes} node(s) as an ONNX graph (opset {opset}) run by ONNX Runtime."""
 
-import numpy as np
-import onnx
-import onnxruntime as ort
-from onnx import TensorProto, helper, numpy_helper
+{imports}
 
 DT = TensorProto.{tensor_type}  # the graph computes in {dtype}
 NP = helper.tensor_dtype_to_np_dtype(DT)

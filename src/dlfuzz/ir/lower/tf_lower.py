@@ -17,10 +17,13 @@ from __future__ import annotations
 from dlfuzz.ir.graph import Graph
 from dlfuzz.ir.lower.tf_lower_ops import EMITTERS, HELPERS, Ctx
 
+# The emitted program's imports (kept out of column 0 of this module: it imports no
+# library itself).
+_IMPORTS = "\n".join(['import numpy as np', 'import tensorflow as tf'])
+
 _HEADER = '''\
 """dlfuzz model {digest}: TensorFlow, {dtype}, channels-last."""
-import numpy as np
-import tensorflow as tf
+{imports}
 
 DTYPE = tf.{dtype}
 
@@ -56,7 +59,7 @@ def emit(graph: Graph, probe: bool = False) -> str:
         body += _tagged(code, tag, " " * 8)
     results = [n.id for n in graph.nodes] if probe else list(graph.outputs)
     params = ", ".join(graph.input_names)
-    out = [_HEADER.format(digest=graph.digest(), dtype=graph.dtype)]
+    out = [_HEADER.format(imports=_IMPORTS, digest=graph.digest(), dtype=graph.dtype)]
     out += [HELPERS[h] for h in sorted(ctx.helpers)]
     out.append("\ndef build(W, **options):")
     out.append('    """Weights converted once; options are unused by TensorFlow eager."""')

@@ -32,9 +32,11 @@ RECURRENT = ("SimpleRNN", "LSTM", "GRU")
 RESERVED = frozenset({"torch", "F", "np", "DTYPE", "W", "build", "model", "options",
                       "compile", "device", "_w", "array"})
 
-HEADER = '''import numpy as np
-import torch
-import torch.nn.functional as F
+# The emitted program's imports (kept out of column 0 of this module: it imports no
+# library itself).
+_IMPORTS = "\n".join(['import numpy as np', 'import torch', 'import torch.nn.functional as F'])
+
+HEADER = '''{imports}
 
 DTYPE = {dtype}
 
@@ -87,7 +89,7 @@ def emit(graph: Graph, probe: bool = False) -> str:
         body += [line + tag for line in lines]
     results = [var[n.id] for n in graph.nodes] if probe else [var[v] for v in graph.outputs]
     params = ", ".join(var[x] for x in graph.input_names)
-    out = [HEADER.format(dtype=TORCH_DTYPES[graph.dtype]).rstrip("\n")] + [""] * bool(setup)
+    out = [HEADER.format(imports=_IMPORTS, dtype=TORCH_DTYPES[graph.dtype]).rstrip("\n")] + [""] * bool(setup)
     out += [f"    {line}" for line in setup]
     out += ["", f"    def model({params}):", "        with torch.no_grad():"]
     out += [f"            {line}" for line in body]
