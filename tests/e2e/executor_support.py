@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -11,6 +14,19 @@ from dlfuzz.executor.pool import WorkerConfig
 
 PLANTED = Path(__file__).resolve().parents[1] / "planted"
 TIMEOUT_S = 2.0
+
+
+def planted_env() -> dict[str, str]:
+    """The environment with tests/planted on PYTHONPATH (workers and scripts inherit it)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PLANTED), env.get("PYTHONPATH")]))
+    return env
+
+
+def dlfuzz_cli(*args: str, **kw: object) -> subprocess.CompletedProcess:
+    """``python -m dlfuzz ARGS`` with the planted modules importable."""
+    return subprocess.run([sys.executable, "-m", "dlfuzz", *args], capture_output=True,
+                          text=True, env=planted_env(), **kw)  # type: ignore[call-overload]
 
 
 def config(backend: str = "numpy", **kwargs: object) -> WorkerConfig:

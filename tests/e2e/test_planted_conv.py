@@ -6,31 +6,18 @@ layers, and reproduced by a standalone torch script (fails with the patch, passe
 without)."""
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-
-PLANTED = Path(__file__).resolve().parent.parent / "planted"
-
-
-def _env() -> dict:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PLANTED), env.get("PYTHONPATH")]))
-    return env
-
-
-def _dlfuzz(*args: str, **kw) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "dlfuzz", *args], capture_output=True,
-                          text=True, env=_env(), **kw)
+from executor_support import dlfuzz_cli, planted_env
 
 
 @pytest.fixture(scope="module")
 def campaign(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("camp") / "c"
-    proc = _dlfuzz("run", "--engine", "model", "--method", "lemon", "--backends",
+    proc = dlfuzz_cli("run", "--engine", "model", "--method", "lemon", "--backends",
                    "torch,jax,tf", "--seed-model", "lenet5", "--budget", "100s", "--seed", "1",
                    "--out", str(out), "--preload", "torch=planted_torch_conv", "--quiet",
                    timeout=900)
@@ -39,7 +26,7 @@ def campaign(tmp_path_factory) -> Path:
 
 
 def _conv_bug(campaign: Path) -> dict:
-    proc = _dlfuzz("findings", str(campaign), "--json", timeout=120)
+    proc = dlfuzz_cli("findings", str(campaign), "--json", timeout=120)
     assert proc.returncode == 0, proc.stderr
     bugs = json.loads(proc.stdout)
     conv = [b for b in bugs if b["api"] == "Conv2D"]
@@ -51,7 +38,7 @@ def test_found_voted_localized_and_reduced(campaign):
     bug = _conv_bug(campaign)
     assert bug["guilty_backend"] == "torch" and bug["confirmed"] and bug["reduced"]
     # Nothing is ever blamed on the untouched libraries.
-    bugs = json.loads(_dlfuzz("findings", str(campaign), "--json", timeout=120).stdout)
+    bugs = json.loads(dlfuzz_cli("findings", str(campaign), "--json", timeout=120).stdout)
     assert all(b["guilty_backend"] == "torch" for b in bugs if b["symptom"] == "numeric")
     meta = json.loads((Path(bug["dir"]) / "meta.json").read_text())
     details = meta["details"]
@@ -73,7 +60,7 @@ def test_repro_is_torch_code_that_fails_with_the_patch_only(campaign):
     patched = subprocess.run(
         [sys.executable, "-c", "import planted_torch_conv, runpy; "
          f"runpy.run_path({script!r}, run_name='__main__')"],
-        capture_output=True, text=True, timeout=300, env=_env())
+        capture_output=True, text=True, timeout=300, env=planted_env())
     assert patched.returncode == 1, patched.stdout + patched.stderr
     assert "BUG present" in patched.stdout
     # The other libraries' reproducers compute the same model correctly.

@@ -3,31 +3,18 @@ by the float64 reference, deduplicated into one bug, reduced, and reproduced by 
 that fails with the patch loaded and passes without it."""
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-
-PLANTED = Path(__file__).resolve().parent.parent / "planted"
-
-
-def _env() -> dict:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PLANTED), env.get("PYTHONPATH")]))
-    return env
-
-
-def _dlfuzz(*args: str, **kw) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "dlfuzz", *args], capture_output=True,
-                          text=True, env=_env(), **kw)
+from executor_support import dlfuzz_cli, planted_env
 
 
 @pytest.fixture(scope="module")
 def campaign(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("camp") / "c"
-    proc = _dlfuzz("run", "--engine", "api", "--backends", "numpy,torch,jax", "--budget", "45s",
+    proc = dlfuzz_cli("run", "--engine", "api", "--backends", "numpy,torch,jax", "--budget", "45s",
                    "--apis", "group:cumulative,group:reduction",
                    "--seed", "1", "--out", str(out), "--preload", "torch=planted_torch_cumsum",
                    "--quiet", timeout=600)
@@ -36,7 +23,7 @@ def campaign(tmp_path_factory) -> Path:
 
 
 def test_found_confirmed_blamed_and_deduplicated(campaign):
-    proc = _dlfuzz("findings", str(campaign), "--json", timeout=120)
+    proc = dlfuzz_cli("findings", str(campaign), "--json", timeout=120)
     assert proc.returncode == 0, proc.stderr
     bugs = json.loads(proc.stdout)
     cumsum = [b for b in bugs if b["api"] == "cumsum" and b["guilty_backend"] == "torch"]
@@ -57,7 +44,7 @@ def test_found_confirmed_blamed_and_deduplicated(campaign):
 
 
 def test_repro_fails_with_patch_and_passes_without(campaign):
-    bug = next(b for b in json.loads(_dlfuzz("findings", str(campaign), "--json",
+    bug = next(b for b in json.loads(dlfuzz_cli("findings", str(campaign), "--json",
                                               timeout=120).stdout)
                if b["api"] == "cumsum" and b["guilty_backend"] == "torch")
     script = bug["repro"]["torch"]
@@ -67,17 +54,17 @@ def test_repro_fails_with_patch_and_passes_without(campaign):
     patched = subprocess.run(
         [sys.executable, "-c", "import planted_torch_cumsum, runpy; "
          f"runpy.run_path({script!r}, run_name='__main__')"],
-        capture_output=True, text=True, timeout=300, env=_env())
+        capture_output=True, text=True, timeout=300, env=planted_env())
     assert patched.returncode == 1, patched.stdout + patched.stderr
     assert "BUG present" in patched.stdout
     # The same through the CLI: exit 1 while present (campaign preloads), 0 without.
-    assert _dlfuzz("reproduce", str(campaign), bug["id"], timeout=300).returncode == 1
-    assert _dlfuzz("reproduce", str(campaign), bug["id"], "--no-preload",
+    assert dlfuzz_cli("reproduce", str(campaign), bug["id"], timeout=300).returncode == 1
+    assert dlfuzz_cli("reproduce", str(campaign), bug["id"], "--no-preload",
                    timeout=300).returncode == 0
 
 
 def test_report_escapes_and_lists_the_bug(campaign):
-    proc = _dlfuzz("report", str(campaign), timeout=120)
+    proc = dlfuzz_cli("report", str(campaign), timeout=120)
     assert proc.returncode == 0, proc.stderr
     html = Path(proc.stdout.strip()).read_text()
     assert "cumsum" in html and "repro_torch.py" in html

@@ -113,11 +113,18 @@ class Graph:
         return sum(n.inputs.count(value) for n in self.nodes) + self.outputs.count(value)
 
     def fresh_id(self, prefix: str = "n") -> str:
-        taken = {n.id for n in self.nodes}
+        return self.fresh_ids(1, prefix)[0]
+
+    def fresh_ids(self, count: int, prefix: str = "n") -> list[str]:
+        """``count`` node ids used by no node or input of the graph."""
+        taken = {n.id for n in self.nodes} | set(self.input_names)
+        out: list[str] = []
         i = len(self.nodes)
-        while f"{prefix}{i}" in taken:
+        while len(out) < count:
+            if f"{prefix}{i}" not in taken:
+                out.append(f"{prefix}{i}")
             i += 1
-        return f"{prefix}{i}"
+        return out
 
     def ops(self) -> list[str]:
         return [n.op for n in self.nodes]

@@ -77,18 +77,6 @@ def identity_chain(length: int, shape: tuple[int, ...] = (1, 8, 8, 3),
 
 # ---- splicing ---------------------------------------------------------------------------
 
-def fresh_ids(graph: Graph, n: int) -> list[str]:
-    """``n`` node ids unused in ``graph``."""
-    taken = {nd.id for nd in graph.nodes} | set(graph.input_names)
-    out: list[str] = []
-    i = len(graph.nodes)
-    while len(out) < n:
-        if f"n{i}" not in taken:
-            out.append(f"n{i}")
-        i += 1
-    return out
-
-
 def mk(node_id: str, op: str, inputs: Sequence[str], **attrs: Any) -> Node:
     return Node(node_id, op, tuple(inputs), freeze_attrs(get_op(op).complete(attrs)))
 
@@ -149,7 +137,7 @@ def zdt(model: Model, rng: np.random.Generator) -> Model:
     g = model.graph
     v = pick_value(g, rng, lambda t: True, "any")
     op = "AddConst" if rng.random() < 0.5 else "MulConst"
-    return splice(model, v, [mk(fresh_ids(g, 1)[0], op, [v])], rng)
+    return splice(model, v, [mk(g.fresh_ids(1)[0], op, [v])], rng)
 
 
 def _data_free_perms(shape: tuple[int, ...]) -> list[tuple[int, ...]]:
@@ -173,7 +161,7 @@ def ipt(model: Model, rng: np.random.Generator) -> Model:
     g = model.graph
     v = pick_value(g, rng, lambda t: 2 <= t.rank < MAX_IPT_RANK, "of rank 2 to 6")
     t = g.type_of(v)
-    ids = iter(fresh_ids(g, 3))
+    ids = iter(g.fresh_ids(3))
     nodes: list[Node] = []
     src, shape = v, t.shape
     if not _data_free_perms(shape):
@@ -193,7 +181,7 @@ def hwr(model: Model, rng: np.random.Generator) -> Model:
     g = model.graph
     v = pick_value(g, rng, lambda t: t.rank == 4, "of rank 4")
     _, h, w, _ = g.type_of(v).shape
-    a, b, c = fresh_ids(g, 3)
+    a, b, c = g.fresh_ids(3)
     return splice(model, v, [mk(a, "ReduceMean", [v], axes=(1, 2), keepdims=True),
                              mk(b, "UpSampling2D", [a], size=(h, w)),
                              mk(c, "Add", [v, b])], rng)
@@ -218,7 +206,7 @@ def tor(model: Model, rng: np.random.Generator) -> Model:
     g = model.graph
     v = pick_value(g, rng, lambda t: t.rank >= 2, "of rank >= 2")
     t = g.type_of(v)
-    ids = iter(fresh_ids(g, 7))
+    ids = iter(g.fresh_ids(7))
     nodes: list[Node] = []
     square = t.rank == 3 and t.shape[1] == t.shape[2]
     if square:
@@ -251,7 +239,7 @@ def mor(model: Model, rng: np.random.Generator, settings: DljsSettings = SETTING
     v = pick_value(g, rng, lambda t: 3 <= t.rank <= 5, "of rank 3 to 5")
     n = g.type_of(v).rank - 2
     k = settings.mor_pool_sizes[int(rng.integers(len(settings.mor_pool_sizes)))]
-    a, b = fresh_ids(g, 2)
+    a, b = g.fresh_ids(2)
     act_op = "Sigmoid" if rng.random() < 0.5 else "Softmax"
     act_attrs = {"axis": -1} if act_op == "Softmax" else {}
     pool = {"pool_size": (k,) * n, "strides": (1,) * n, "padding": "same"}
@@ -270,7 +258,7 @@ def esc(model: Model, rng: np.random.Generator, settings: DljsSettings = SETTING
     c = g.type_of(v).shape[-1]
     m = settings.esc_multipliers[int(rng.integers(len(settings.esc_multipliers)))]
     k = settings.kernel
-    a, b = fresh_ids(g, 2)
+    a, b = g.fresh_ids(2)
     return splice(model, v, [
         mk(a, "DepthwiseConv2D", [v], kernel_size=(k, k), padding="same", depth_multiplier=m),
         mk(b, "Conv2D", [a], filters=c, kernel_size=(1, 1), padding="same")], rng)
@@ -282,7 +270,7 @@ def ecb(model: Model, rng: np.random.Generator, settings: DljsSettings = SETTING
     v = pick_value(g, rng, lambda t: 3 <= t.rank <= 5, "of rank 3 to 5")
     t = g.type_of(v)
     n = t.rank - 2
-    a, b, c = fresh_ids(g, 3)
+    a, b, c = g.fresh_ids(3)
     return splice(model, v, [
         mk(a, f"Conv{n}D", [v], filters=t.shape[-1], kernel_size=(settings.kernel,) * n,
            padding="same"),
@@ -352,7 +340,7 @@ def ror(model: Model, rng: np.random.Generator, target: str) -> Model:
             continue
         chain = chains[int(rng.integers(len(chains)))]
         nodes, src = [], x
-        for node_id, (op, extra, attrs) in zip(fresh_ids(g, len(chain)), chain, strict=True):
+        for node_id, (op, extra, attrs) in zip(g.fresh_ids(len(chain)), chain, strict=True):
             nodes.append(mk(node_id, op, [src, *extra], **attrs))
             src = node_id
         try:

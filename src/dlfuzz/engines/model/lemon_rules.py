@@ -45,17 +45,6 @@ def _make_node(node_id: str, op: str, inputs: Sequence[str], attrs: dict[str, An
     return Node(node_id, op, tuple(inputs), freeze_attrs(get_op(op).complete(attrs)))
 
 
-def _fresh_ids(graph: Graph, k: int) -> list[str]:
-    taken = {n.id for n in graph.nodes}
-    ids: list[str] = []
-    i = len(graph.nodes)
-    while len(ids) < k:
-        if f"n{i}" not in taken:
-            ids.append(f"n{i}")
-        i += 1
-    return ids
-
-
 def _keeps_type(graph: Graph) -> list[Node]:
     """Single-input nodes whose output type equals their input type."""
     types = graph.types()
@@ -103,7 +92,7 @@ def _insert_chain(graph: Graph, value: str, steps: Sequence[Step]) -> tuple[Grap
     The chain goes right after the producer of ``value`` so the nodes stay in topological
     order. Raises InvalidGraph when a step does not fit.
     """
-    ids = _fresh_ids(graph, len(steps))
+    ids = graph.fresh_ids(len(steps))
     chain: list[Node] = []
     prev = value
     for node_id, (op, attrs) in zip(ids, steps, strict=True):
