@@ -80,6 +80,8 @@ FAULTS = [
     ("abort", "crash", "SIGABRT"),
     ("sigfpe", "crash", "SIGFPE"),
     ("exit7", "crash", "exit(7)"),
+    ("bad_alloc_abort", "oom", "SIGABRT"),
+    ("allocator_warning_then_segfault", "crash", "SIGSEGV"),
     ("hang_sleep", "timeout", ""),
     ("hang_busy", "timeout", ""),
     ("allocate_50gb", "oom", "MemoryError"),
@@ -105,7 +107,8 @@ def test_fault_becomes_its_outcome_and_the_worker_still_serves(
     if status == "crash":
         assert fault.stage == "worker"
         assert worker.stats.crashes == 1
-    expected_restarts = 0 if status == "oom" else 1  # MemoryError leaves the worker alive
+    # MemoryError leaves the worker alive; a death restarts it, whatever its status
+    expected_restarts = 0 if exc_type == "MemoryError" else 1
     assert worker.stats.restarts == expected_restarts
     assert worker.run([ok_case(2)])[0].outputs[0].to_numpy().tolist() == [2, 2, 2]
 

@@ -42,6 +42,21 @@ def abort(x: np.ndarray) -> np.ndarray:
     os.abort()
 
 
+def bad_alloc_abort(x: np.ndarray) -> np.ndarray:
+    """An uncaught std::bad_alloc: the C++ runtime prints it, then aborts: an ``oom``."""
+    sys.stderr.write("terminate called after throwing an instance of 'std::bad_alloc'\n")
+    sys.stderr.flush()
+    os.abort()
+
+
+def allocator_warning_then_segfault(x: np.ndarray) -> np.ndarray:
+    """An allocator complains, then the library dereferences null: a crash, not an oom."""
+    sys.stderr.write("Allocator (cpu) ran out of memory trying to allocate 50.00GiB\n")
+    sys.stderr.flush()
+    ctypes.string_at(0)
+    return x
+
+
 def sigfpe(x: np.ndarray) -> np.ndarray:
     """What an integer division by zero in a kernel does on x86: SIGFPE."""
     signal.raise_signal(signal.SIGFPE)

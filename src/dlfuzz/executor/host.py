@@ -26,6 +26,12 @@ from dlfuzz.executor.process import LogDrain, WorkerProcess, describe_exit
 from dlfuzz.executor.protocol import encode_cases
 
 _OOM_LOG_MARKERS = ("bad_alloc", "out of memory", "cannot allocate memory", "oom-kill")
+# Deaths that an allocation failure can explain: the kernel's OOM killer, an abort from an
+# uncaught std::bad_alloc, an exit after a failed allocation. A fault signal (SEGV, FPE,
+# BUS, ILL) is a crash even after an allocation failed: a library that dereferences the
+# null it got from malloc has a bug, and a late allocator warning from an earlier case in
+# the log must not turn a segfault into ``oom``.
+_FAULT_SIGNALS = ("SIGSEGV", "SIGFPE", "SIGBUS", "SIGILL")
 _EXIT_GRACE_S = 5.0  # a worker that closed its pipe gets this long to finish dying
 _DRAIN_GRACE_S = 2.0  # after the kill, time for the last output to reach the log tail
 _TRANSFER_GRACE_S = 5.0  # once a message has begun to arrive, time for the rest of it
@@ -473,7 +479,9 @@ class Worker:
         elif not exited:
             exc_type, message = "pipe-closed", "worker closed its pipe without exiting; killed it"
         case_log = proc.drain.tail(since=mark).lower()
-        status = "oom" if any(m in case_log for m in _OOM_LOG_MARKERS) else "crash"
+        allocation_died = (exc_type not in _FAULT_SIGNALS
+                           and any(m in case_log for m in _OOM_LOG_MARKERS))
+        status = "oom" if allocation_died else "crash"
         return Outcome(backend=self.config.backend, status=status, exc_type=exc_type,
                        message=message, stage="worker", duration_s=waited,
                        log_tail=proc.drain.tail())
