@@ -123,14 +123,21 @@ class ApiCase:
 
     ``calls`` maps a library (``numpy``, ``torch``, ...) to its Call; backends of the same
     library (``torch`` and ``torch-compile``) share it. ``params`` keeps the canonical
-    (library-neutral) non-tensor arguments for reports and reduction.
+    (library-neutral) non-tensor arguments for reports and reduction. ``expect`` is
+    ``"valid"``, or ``"invalid:<constraint>"`` for a violate-mode input that breaks that
+    constraint of the API's spec on purpose: the API must reject it with a clean exception.
     """
 
     api: str
     tensors: tuple[Tensor, ...]
     calls: tuple[tuple[str, Call], ...]
     params: tuple[tuple[str, Any], ...] = ()
+    expect: str = "valid"
     kind: str = field(default="api", init=False)
+
+    @property
+    def invalid(self) -> bool:
+        return self.expect.startswith("invalid")
 
     def call_for(self, library: str) -> Call | None:
         for lib, call in self.calls:
@@ -145,13 +152,13 @@ class ApiCase:
     @property
     def id(self) -> str:
         h = hashlib.blake2b(digest_size=8)
-        h.update(repr((self.api, self.calls, self.params)).encode())
+        h.update(repr((self.api, self.calls, self.params, self.expect)).encode())
         for t in self.tensors:
             h.update(t.digest().encode())
         return h.hexdigest()
 
     def with_tensors(self, tensors: tuple[Tensor, ...]) -> ApiCase:
-        return ApiCase(self.api, tensors, self.calls, self.params)
+        return ApiCase(self.api, tensors, self.calls, self.params, self.expect)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,372 @@
+"""Per-library API specs (format 2): one spec per API, with dependency constraints.
+
+Where ``specs.py`` holds library-neutral numpy-like functions bound to several libraries,
+a format-2 file describes the APIs of *one* library as that library spells them
+(``torch.nn.functional.conv2d``, ``tensorflow.nn.conv2d``, ``jax.lax.conv``): TensorJSFuzz's
+type information per parameter (structures, rank, dtype, enum values, range, default,
+optional) plus dependency constraints in the language of ``constraints.py``, each with
+where it came from (signature, doc, validation code, error feedback, LLM, hand).
+
+Files live in ``data/<library>.json`` and are meant to be read and edited by hand; every
+error names the file, the line (and column for constraints), the API, the key, the bad
+value and the fix.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dlfuzz.cases import DTYPES
+from dlfuzz.engines.api.constraints import Constraint, ConstraintError, parse
+from dlfuzz.engines.api.specs import DATA_DIR, DTYPE_FAMILIES
+from dlfuzz.errors import UsageError
+
+FORMAT = 2
+LIBRARY_FILES = {"torch": "torch.json", "tf": "tf.json", "jax": "jax.json"}
+
+# TensorJSFuzz's structures: how a parameter's value is built.
+STRUCTURES: dict[str, str] = {
+    "tensor": "one array (rank, dtypes, domain)",
+    "tensors": "a list of arrays (count, plus the tensor keys)",
+    "int": "an integer in range",
+    "float": "a float in range",
+    "bool": "True or False",
+    "str": "a string of values",
+    "none": "None",
+    "dtype": "a dtype object of the library (dtypes)",
+    "ints": "a list of integers (length, range)",
+    "floats": "a list of floats (length, range)",
+}
+SOURCES = ("signature", "doc", "validation", "error", "llm", "hand")
+PASSING = ("positional", "keyword", "either", "variadic")
+_PARAM_KEYS = frozenset({"name", "type", "optional", "default", "pass", "rank", "dtypes",
+                         "domain", "range", "length", "count", "values", "doc"})
+_API_KEYS = frozenset({"api", "group", "params", "constraints", "random", "specials",
+                       "unsupported", "notes", "skip"})
+
+
+@dataclass(frozen=True)
+class LibParam:
+    name: str
+    structures: tuple[str, ...]
+    optional: bool = False
+    default: Any = None
+    passing: str = "either"          # how the call passes it (see PASSING)
+    rank: tuple[int, int] = (0, 4)
+    dtypes: tuple[str, ...] = ()     # tensor / dtype: allowed dtype names (empty: any)
+    domain: tuple[float, float] | None = None
+    range: tuple[float, float] | None = None
+    length: tuple[int, int] = (1, 4)
+    count: tuple[int, int] = (1, 3)
+    values: tuple[Any, ...] = ()     # enum choices (str or int or float)
+    doc: str = ""
+
+    @property
+    def tensor_like(self) -> bool:
+        return bool({"tensor", "tensors"} & set(self.structures))
+
+
+@dataclass(frozen=True)
+class LibSpec:
+    """One API of one library."""
+
+    library: str
+    api: str                                  # dotted path the worker calls
+    params: tuple[LibParam, ...]
+    constraints: tuple[Constraint, ...] = ()
+    group: str = ""
+    random: bool = False    # output depends on a random state: no differential testing
+    specials: bool = True   # NaN/Inf inputs meaningful
+    unsupported: tuple[tuple[str, str], ...] = ()
+    notes: str = ""
+    skip: str = ""          # non-empty: listed but not fuzzed (why)
+    source: str = field(default="", compare=False)
+
+    def param(self, name: str) -> LibParam | None:
+        for p in self.params:
+            if p.name == name:
+                return p
+        return None
+
+    @property
+    def names(self) -> frozenset[str]:
+        return frozenset(p.name for p in self.params)
+
+
+# ---- loading ----------------------------------------------------------------------------
+class _Where:
+    """File text and position lookup, so each error can say the line."""
+
+    def __init__(self, path: Path, text: str) -> None:
+        self.path, self.text, self.api = path, text, ""
+        self._api_line = 1
+
+    def at_api(self, api: str) -> None:
+        self.api = api
+        pos = self.text.find(json.dumps(api))
+        self._api_line = self.text.count("\n", 0, pos) + 1 if pos >= 0 else 1
+
+    def line_of(self, needle: str) -> tuple[int, int]:
+        """(line, column) of a JSON-encoded string at or after the current API."""
+        start = 0
+        lines = self.text.split("\n")
+        start = sum(len(line) + 1 for line in lines[: self._api_line - 1])
+        pos = self.text.find(json.dumps(needle), start)
+        if pos < 0:
+            pos = self.text.find(json.dumps(needle))
+        if pos < 0:
+            return self._api_line, 1
+        line = self.text.count("\n", 0, pos) + 1
+        return line, pos - (self.text.rfind("\n", 0, pos) + 1) + 1
+
+    def fail(self, key: str, value: Any, fix: str, line: int | None = None) -> UsageError:
+        line = self._api_line if line is None else line
+        api = f": api {self.api!r}" if self.api else ""
+        return UsageError(f"{self.path}:{line}{api}: key {key!r} has bad value {value!r}; {fix}")
+
+
+def _pair(w: _Where, key: str, value: Any, cast: type) -> tuple[Any, Any]:
+    ok = (isinstance(value, list) and len(value) == 2
+          and all(isinstance(v, int | float) and not isinstance(v, bool) for v in value))
+    if not ok or value[0] > value[1]:
+        raise w.fail(key, value, "write [low, high] with low <= high")
+    return cast(value[0]), cast(value[1])
+
+
+def expand_dtypes(names: Iterable[str]) -> tuple[str, ...] | None:
+    """Dtype names and families (float, int, ...) as dtype names; None if one is unknown."""
+    out: list[str] = []
+    for item in names:
+        group = DTYPE_FAMILIES.get(item, (item,) if item in DTYPES else None)
+        if group is None:
+            return None
+        out.extend(d for d in group if d not in out)
+    return tuple(out)
+
+
+def _param(w: _Where, i: int, raw: Any) -> LibParam:
+    where = f"params[{i}]"
+    if not isinstance(raw, dict):
+        raise w.fail(where, raw, "write an object with 'name' and 'type'")
+    for key in raw:
+        if key not in _PARAM_KEYS:
+            raise w.fail(f"{where}.{key}", raw[key], "unknown key; allowed: "
+                         + ", ".join(sorted(_PARAM_KEYS)))
+    name = raw.get("name")
+    if not isinstance(name, str) or not name.isidentifier():
+        raise w.fail(f"{where}.name", name, "write the parameter's Python name")
+    where = f"params.{name}"
+    structures = raw.get("type")
+    if isinstance(structures, str):
+        structures = [structures]
+    if not isinstance(structures, list) or not structures or any(
+            s not in STRUCTURES for s in structures):
+        raise w.fail(f"{where}.type", structures, "write a list of structures from "
+                     + ", ".join(STRUCTURES))
+    kw: dict[str, Any] = {"name": name, "structures": tuple(structures)}
+    if "optional" in raw:
+        if not isinstance(raw["optional"], bool):
+            raise w.fail(f"{where}.optional", raw["optional"], "write true or false")
+        kw["optional"] = raw["optional"]
+    if "default" in raw:
+        kw["default"] = raw["default"]
+    if "pass" in raw:
+        if raw["pass"] not in PASSING:
+            raise w.fail(f"{where}.pass", raw["pass"], "use one of " + ", ".join(PASSING))
+        kw["passing"] = raw["pass"]
+    for key in ("rank", "length", "count"):
+        if key in raw:
+            lo, hi = _pair(w, f"{where}.{key}", raw[key], int)
+            if lo < 0:
+                raise w.fail(f"{where}.{key}", raw[key], "use non-negative bounds")
+            kw[key] = (lo, hi)
+    for key in ("domain", "range"):
+        if key in raw:
+            ints = all(isinstance(v, int) for v in raw[key]) if isinstance(raw[key], list) \
+                else False
+            kw[key] = _pair(w, f"{where}.{key}", raw[key], int if ints else float)
+    if "dtypes" in raw:
+        dtypes = raw["dtypes"]
+        expanded = expand_dtypes(dtypes) if isinstance(dtypes, list) else None
+        if not expanded:
+            raise w.fail(f"{where}.dtypes", dtypes, "write a non-empty list of dtypes ("
+                         + ", ".join(DTYPES) + ") or families (" + ", ".join(DTYPE_FAMILIES)
+                         + ")")
+        kw["dtypes"] = expanded
+    if "values" in raw:
+        values = raw["values"]
+        if not isinstance(values, list) or not values or any(
+                isinstance(v, list | dict) for v in values):
+            raise w.fail(f"{where}.values", values, "write a non-empty list of literals")
+        kw["values"] = tuple(values)
+    if "doc" in raw:
+        kw["doc"] = str(raw["doc"])
+    return LibParam(**kw)
+
+
+def _constraint(w: _Where, i: int, raw: Any, names: frozenset[str]) -> Constraint:
+    source = "hand"
+    text = raw
+    if isinstance(raw, dict):
+        text, source = raw.get("expr"), raw.get("from", "hand")
+        extra = set(raw) - {"expr", "from"}
+        if extra:
+            raise w.fail(f"constraints[{i}]", sorted(extra), "a constraint object has only "
+                         "'expr' and 'from'")
+        if source not in SOURCES:
+            raise w.fail(f"constraints[{i}].from", source, "use one of " + ", ".join(SOURCES))
+    if not isinstance(text, str):
+        raise w.fail(f"constraints[{i}]", raw, "write an expression string or "
+                     "{'expr': ..., 'from': ...}")
+    try:
+        tree = parse(text, names)
+    except ConstraintError as exc:
+        line, col = w.line_of(text)
+        api = f": api {w.api!r}" if w.api else ""
+        raise UsageError(f"{w.path}:{line}:{col + 1 + len(text) - len(text.lstrip()) + exc.column}"
+                         f"{api}: constraint {text!r}: {exc.reason}") from None
+    return Constraint(text.strip(), tree, source)
+
+
+def _api(w: _Where, i: int, raw: Any, library: str) -> LibSpec:
+    if not isinstance(raw, dict):
+        raise w.fail(f"apis[{i}]", raw, "write one object per API")
+    api = raw.get("api")
+    if not isinstance(api, str) or "." not in api or not all(
+            p.isidentifier() for p in api.split(".")):
+        raise w.fail(f"apis[{i}].api", api, "write the dotted path, e.g. 'torch.nn.functional.relu'")
+    w.at_api(api)
+    for key in raw:
+        if key not in _API_KEYS:
+            raise w.fail(key, raw[key], "unknown key; allowed: " + ", ".join(sorted(_API_KEYS)))
+    raw_params = raw.get("params", [])
+    if not isinstance(raw_params, list):
+        raise w.fail("params", raw_params, "write a list of parameter objects")
+    params = tuple(_param(w, j, p) for j, p in enumerate(raw_params))
+    names = [p.name for p in params]
+    if len(set(names)) != len(names):
+        raise w.fail("params", names, "give every parameter a distinct name")
+    raw_cons = raw.get("constraints", [])
+    if not isinstance(raw_cons, list):
+        raise w.fail("constraints", raw_cons, "write a list of constraint strings")
+    constraints = tuple(_constraint(w, j, c, frozenset(names)) for j, c in enumerate(raw_cons))
+    unsupported = raw.get("unsupported", {})
+    if not isinstance(unsupported, dict) or not all(
+            isinstance(v, str) for v in unsupported.values()):
+        raise w.fail("unsupported", unsupported, 'write {"backend" or "backend:dtype": reason}')
+    for key in ("random", "specials"):
+        if key in raw and not isinstance(raw[key], bool):
+            raise w.fail(key, raw[key], "write true or false")
+    return LibSpec(library=library, api=api, params=params, constraints=constraints,
+                   group=str(raw.get("group", "")), random=raw.get("random", False),
+                   specials=raw.get("specials", True),
+                   unsupported=tuple(sorted(unsupported.items())),
+                   notes=str(raw.get("notes", "")), skip=str(raw.get("skip", "")),
+                   source=str(w.path))
+
+
+def load_file(path: str | Path) -> list[LibSpec]:
+    """Every spec of one format-2 file, validated."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read the spec file ({exc.strerror}); "
+                         "check the path") from exc
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg}); "
+                         "fix the syntax there") from exc
+    w = _Where(path, text)
+    if not isinstance(raw, dict) or not isinstance(raw.get("apis"), list):
+        raise w.fail("apis", type(raw).__name__, "the file must be an object with an 'apis' list")
+    if raw.get("format") != FORMAT:
+        raise w.fail("format", raw.get("format"), f"write \"format\": {FORMAT}")
+    library = raw.get("library")
+    if not isinstance(library, str) or not library:
+        raise w.fail("library", library, "name the library these APIs belong to, e.g. 'torch'")
+    specs = [_api(w, i, a, library) for i, a in enumerate(raw["apis"])]
+    seen: dict[str, int] = {}
+    for i, s in enumerate(specs):
+        if s.api in seen:
+            w.at_api(s.api)
+            raise w.fail("api", s.api, f"defined twice (apis[{seen[s.api]}] and apis[{i}]); "
+                         "keep one")
+        seen[s.api] = i
+    return specs
+
+
+def load_library(library: str, path: str | Path | None = None) -> dict[str, LibSpec]:
+    """A library's specs by API path: the built-in file, or ``path``."""
+    if path is not None:
+        return {s.api: s for s in load_file(path)}
+    if library not in LIBRARY_FILES:
+        raise UsageError(f"no built-in API specs for library {library!r}; built-in: "
+                         + ", ".join(LIBRARY_FILES) + " (or give a spec file)")
+    return dict(_builtin(library))
+
+
+@functools.lru_cache(maxsize=8)
+def _builtin(library: str) -> tuple[tuple[str, LibSpec], ...]:
+    return tuple((s.api, s) for s in load_file(DATA_DIR / LIBRARY_FILES[library]))
+
+
+def to_json(spec: LibSpec) -> dict[str, Any]:
+    """The file form of a spec (what ``load_file`` reads back)."""
+    out: dict[str, Any] = {"api": spec.api}
+    if spec.group:
+        out["group"] = spec.group
+    out["params"] = [_param_json(p) for p in spec.params]
+    out["constraints"] = [c.text if c.source == "hand" else {"expr": c.text, "from": c.source}
+                          for c in spec.constraints]
+    for key, default in (("random", False), ("specials", True), ("notes", ""), ("skip", "")):
+        if getattr(spec, key) != default:
+            out[key] = getattr(spec, key)
+    if spec.unsupported:
+        out["unsupported"] = dict(spec.unsupported)
+    return out
+
+
+def _param_json(p: LibParam) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": p.name, "type": list(p.structures)}
+    defaults = LibParam(p.name, p.structures)
+    for attr, key in (("optional", "optional"), ("default", "default"), ("passing", "pass"),
+                      ("rank", "rank"), ("dtypes", "dtypes"), ("domain", "domain"),
+                      ("range", "range"), ("length", "length"), ("count", "count"),
+                      ("values", "values"), ("doc", "doc")):
+        value = getattr(p, attr)
+        if value != getattr(defaults, attr) or (attr == "default" and p.optional):
+            out[key] = list(value) if isinstance(value, tuple) else value
+    return out
+
+
+def dump(library: str, specs: Iterable[LibSpec], path: str | Path,
+         versions: Mapping[str, str] | None = None) -> None:
+    """Write specs one API per block, one constraint per line (diff- and hand-friendly)."""
+    head = {"format": FORMAT, "library": library}
+    if versions:
+        head["versions"] = dict(versions)
+    lines = ["{" + ", ".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in head.items())
+             + ', "apis": [']
+    blocks = []
+    for spec in specs:
+        d = to_json(spec)
+        parts = [f'  {{"api": {json.dumps(d.pop("api"))}']
+        params = d.pop("params")
+        cons = d.pop("constraints")
+        for k, v in d.items():
+            parts.append(f'   {json.dumps(k)}: {json.dumps(v)}')
+        parts.append('   "params": [' + ("\n    " if params else "")
+                     + ",\n    ".join(json.dumps(p) for p in params) + "]")
+        parts.append('   "constraints": [' + ("\n    " if cons else "")
+                     + ",\n    ".join(json.dumps(c) for c in cons) + "]}")
+        blocks.append(",\n".join(parts))
+    lines.append(",\n".join(blocks))
+    lines.append("]}")
+    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
