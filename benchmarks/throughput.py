@@ -35,7 +35,7 @@ SETS = {
 
 def pipeline(backends: list[str], seconds: float, batch: int, warmup: float
              ) -> dict[str, float]:
-    engine_cls = registry.load("engine", "api")
+    engine_cls = registry.load("engine", "numpy-api")
     classes = {b: registry.load("backend", b) for b in backends}
     libraries = tuple(dict.fromkeys(c.library for c in classes.values()))
     engine = engine_cls(seed=7, libraries=libraries)

@@ -29,7 +29,8 @@ BACKENDS: dict[str, str] = {
 }
 
 ENGINES: dict[str, str] = {
-    "api": "dlfuzz.engines.api.engine:ApiEngine",
+    "api": "dlfuzz.engines.api.lib_engine:LibApiEngine",
+    "numpy-api": "dlfuzz.engines.api.engine:ApiEngine",
     "model": "dlfuzz.engines.model.engine:ModelEngine",
 }
 
@@ -37,6 +38,7 @@ ORACLES: dict[str, str] = {
     "crash": "dlfuzz.oracles.crash:CrashOracle",
     "status": "dlfuzz.oracles.status:StatusOracle",
     "differential": "dlfuzz.oracles.differential:DifferentialOracle",
+    "boundary": "dlfuzz.oracles.boundary:BoundaryOracle",
 }
 
 _ENTRY_POINT_GROUPS = {"backend": "dlfuzz.backends", "engine": "dlfuzz.engines"}

@@ -36,6 +36,9 @@ class CampaignSettings:
     method: str = "lemon"  # model engine: lemon | dljsfuzzer
     seed_models: tuple[str, ...] = ()  # model engine seeds: names or files (empty: default)
     inputs_per_model: int = 4  # model engine: input sets run per generated model
+    generator: str = "adjust"  # api engine: random | typed | adjust | z3
+    violate_share: float = 0.1  # api engine: share of inputs that break one constraint
+    spec_files: tuple[str, ...] = ()  # api engine: format-2 spec files (empty: built-in)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

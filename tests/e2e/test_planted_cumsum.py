@@ -14,7 +14,7 @@ from executor_support import dlfuzz_cli, planted_env
 @pytest.fixture(scope="module")
 def campaign(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("camp") / "c"
-    proc = dlfuzz_cli("run", "--engine", "api", "--backends", "numpy,torch,jax", "--budget", "45s",
+    proc = dlfuzz_cli("run", "--engine", "numpy-api", "--backends", "numpy,torch,jax", "--budget", "45s",
                    "--apis", "group:cumulative,group:reduction",
                    "--seed", "1", "--out", str(out), "--preload", "torch=planted_torch_cumsum",
                    "--quiet", timeout=600)

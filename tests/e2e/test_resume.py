@@ -48,7 +48,7 @@ def _wait_for(pred, timeout: float) -> bool:
 def test_kill_and_resume_loses_nothing_confirmed(tmp_path):
     out = tmp_path / "camp"
     db = out / "campaign.db"
-    proc = _start("--engine", "api", "--backends", "numpy,torch,jax", "--budget", "300s",
+    proc = _start("--engine", "numpy-api", "--backends", "numpy,torch,jax", "--budget", "300s",
                   "--seed", "3", "--out", str(out), "--preload", "torch=planted_torch_cumsum",
                   "--apis", "cumsum,sum,add,sort,abs,exp")
 

@@ -28,7 +28,7 @@ def main() -> None:
         shutil.rmtree(OUT)
     backends = ",".join(n for n in registry.names("backend") if n in versions)
     print(f"[demo] fuzzing {backends} for {BUDGET} into {OUT}/", file=sys.stderr)
-    for argv in (["run", "--engine", "api", "--backends", backends, "--budget", BUDGET,
+    for argv in (["run", "--engine", "numpy-api", "--backends", backends, "--budget", BUDGET,
                   "--seed", "1", "--out", str(OUT)],
                  ["findings", str(OUT)],
                  ["report", str(OUT)]):

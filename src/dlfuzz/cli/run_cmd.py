@@ -40,6 +40,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="model engine seed: lenet5, alexnet, resnet, mobilenet, vgg, lstm, "
                         "gru, identity, or a .keras/.h5/.onnx/.json file (repeatable)")
     p.add_argument("--inputs-per-model", type=int, help="model engine: inputs per model")
+    p.add_argument("--generator", choices=("random", "typed", "adjust", "z3"),
+                   help="api engine input generator: random (no type information), typed "
+                        "(TensorJSFuzz Alg. 1), adjust (Alg. 1 + 2, default), z3 (solved)")
+    p.add_argument("--violate-share", type=float,
+                   help="api engine: share of inputs breaking one constraint (default 0.1)")
+    p.add_argument("--spec-file", action="append", metavar="PATH",
+                   help="api engine: a format-2 spec file instead of the built-in ones "
+                        "(repeatable; see `dlfuzz specs`)")
     p.add_argument("--python", action="append", metavar="BACKEND=PATH",
                    help="run a backend's worker under another interpreter")
     p.add_argument("--preload", action="append", metavar="BACKEND=MODULE",
@@ -65,6 +73,8 @@ def _overrides(args: argparse.Namespace) -> dict:
         "reduce": False if args.no_reduce else None,
         "method": args.method, "inputs_per_model": args.inputs_per_model,
         "seed_models": tuple(args.seed_model) if args.seed_model else None,
+        "generator": args.generator, "violate_share": args.violate_share,
+        "spec_files": tuple(args.spec_file) if args.spec_file else None,
     }
     if args.method is not None and args.method not in ("lemon", "dljsfuzzer"):
         from dlfuzz.errors import UsageError

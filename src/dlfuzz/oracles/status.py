@@ -47,6 +47,8 @@ class StatusOracle(Oracle):
 
     def check(self, case: ApiCase, outcomes: dict[str, Outcome], ctx: OracleContext
               ) -> list[Finding]:
+        if getattr(case, "invalid", False):
+            return []  # rejecting an invalid input is right; the boundary oracle judges it
         ok_libraries = {ctx.library_of.get(b, b) for b, o in outcomes.items() if o.ok}
         found = []
         for backend, o in outcomes.items():

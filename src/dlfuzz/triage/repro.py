@@ -6,7 +6,12 @@ parses back to the same bits), makes the one call, and checks the expectation:
 * ``values``: outputs within the per-element allowance of the float64 reference
   (the same judgement the oracle made); exit 1 on a mismatch;
 * ``runs``: the call returns normally; an exception exits 1, a crash kills the process
-  (non-zero status), a hang is stopped by an alarm (exit 1).
+  (non-zero status), a hang is stopped by an alarm (exit 1);
+* ``rejects``: the call raises an exception (the input breaks a constraint of the API);
+  a normal return exits 1 (the boundary bug), so does a crash or a hang.
+
+A call of a dlfuzz helper (a counterpart composition) has its source written into the
+script, so the script still needs only the library.
 
 So the script exits non-zero while the bug is present and zero once it is fixed.
 """
@@ -29,7 +34,7 @@ _ROOTS = {"np": "numpy", "tf": "tensorflow", "torch": "torch", "jax": "jax"}
 
 @dataclass(frozen=True)
 class Expectation:
-    kind: str  # "values" | "runs"
+    kind: str  # "values" | "runs" | "rejects"
     expected: tuple[np.ndarray, ...] = ()
     allowed: tuple[np.ndarray, ...] = ()
     note: str = ""
@@ -65,11 +70,24 @@ def _values(array: np.ndarray) -> str:
 def _target(target: str) -> tuple[str, str]:
     """(expression, extra import) for a dotted target."""
     root, _, rest = target.partition(".")
+    if root == "dlfuzz":
+        return _inlined(target)
     alias = _ALIASES.get(root, root)
     extra = "" if alias in _ROOTS else f"import {target.rpartition('.')[0]}"
     if extra:
         return target, extra
     return f"{alias}.{rest}" if rest else alias, ""
+
+
+def _inlined(target: str) -> tuple[str, str]:
+    """A dlfuzz helper function (counterpart composition): its own source, dedented."""
+    import importlib
+    import inspect
+    import textwrap
+
+    module, _, name = target.rpartition(".")
+    fn = getattr(importlib.import_module(module), name)
+    return name, textwrap.dedent(inspect.getsource(fn)).rstrip()
 
 
 def _arg(value: Any, backend: Backend) -> str:
@@ -160,7 +178,18 @@ def reproducer(backend: Backend, case: ApiCase, expectation: Expectation, title:
         arr = t.to_numpy()
         lines.append(f"x{i} = {backend.repro_tensor(_values(arr), t.dtype, t.shape)}")
     lines += ["", f"signal.alarm({int(expectation.timeout_s)})  # a hang ends the script"]
-    if expectation.kind == "runs":
+    if expectation.kind == "rejects":
+        lines += [
+            f"# {expectation.note}" if expectation.note else "# the input is invalid",
+            "try:",
+            f"    result = {expr}",
+            "except Exception as exc:  # right: the library rejects the invalid input",
+            '    print(f"OK: rejected with {type(exc).__name__}: {exc}")',
+            "    sys.exit(0)",
+            'print("BUG present: the invalid input was accepted and a result returned")',
+            "sys.exit(1)",
+        ]
+    elif expectation.kind == "runs":
         lines += [
             "try:",
             f"    result = {expr}",

@@ -148,6 +148,8 @@ class Triage:
 
     def expectation(self, finding: Finding, case: ApiCase, outcomes: dict[str, Outcome]
                     ) -> Expectation:
+        if finding.symptom == "boundary":
+            return Expectation("rejects", note=finding.message)
         if finding.symptom not in ("numeric", "nan", "shape"):
             return Expectation("runs", note=finding.message)
         ref = self.judge.reference(case, outcomes)
@@ -180,6 +182,10 @@ class Triage:
         if isinstance(case, GraphCase) and finding.api != case.api:
             title += f" (found from {case.api})"
         involved = {b: self.backends[b] for b in outcomes if b in self.backends}
+        if finding.symptom == "boundary" and isinstance(case, ApiCase) and case.calls:
+            # Only the API's own library must reject the input; a counterpart may not.
+            own = case.calls[0][0]
+            involved = {b: be for b, be in involved.items() if be.library == own}
         folder = BugFolder(
             bug_id=bug_id, title=title, case=case, outcomes=outcomes,
             expectation=self.expectation(finding, case, outcomes), backends=involved,

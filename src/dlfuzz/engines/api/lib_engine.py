@@ -1,0 +1,288 @@
+"""``LibApiEngine``: the API-level engine over per-library specs (TensorJSFuzz + DLLens).
+
+Each group of cases is one API of one library (``torch.nn.functional.conv2d``), drawn by
+the generator of the campaign (``random``: no type information; ``typed``: TensorJSFuzz
+Algorithm 1; ``adjust``: Algorithm 1 + Algorithm 2; ``z3``: solved constraints with
+blocking clauses). A case carries the API's own call plus one validated counterpart per
+other library of the campaign (DLLens), so the differential oracle and the float64
+reference judge compare an API with its counterparts; the compiled backends of the API's
+library (``torch-compile``, ``jax-jit``, ``tf-xla``) are the "mode" counterparts.
+
+A share of the cases (``violate_share``) are *violate-mode* inputs that break exactly one
+constraint of the spec: the API must reject them with a clean exception, and one that
+returns is a boundary bug (``oracles/boundary.py``). Only constraints that the library's
+own code or errors vouch for (validation, error, signature, hand) are violated, never
+guesses from prose or an LLM: those may be wrong, and a wrong constraint would turn a
+legal input into a false report.
+
+Feedback refines specs during the campaign (DLLens' error-feedback constraints): an
+intended-valid input that the API rejects with a message the feedback table understands
+adds a constraint, kept only if every input that ran before still satisfies it.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dlfuzz.cases import ApiCase, DType, Finding, Outcome
+from dlfuzz.engines.api.constraints import Env, holds, make
+from dlfuzz.engines.api.engine import COSTLY, ApiStats
+from dlfuzz.engines.api.libspecs import LIBRARY_FILES, LibSpec, load_file, load_library
+from dlfuzz.errors import UsageError
+
+GENERATORS = ("random", "typed", "adjust", "z3")
+GROUP_SIZE = (4, 8)
+VIOLATE_SOURCES = frozenset({"validation", "error", "signature", "hand"})
+RECENT_OK = 16  # ok draws remembered per API, to check a learned constraint against
+MAX_LEARNED = 8  # error-feedback constraints added per API in one campaign
+
+
+class LibApiEngine:
+    """Proposes ``ApiCase`` objects for the per-library APIs of the chosen libraries."""
+
+    name = "api"
+    case_kind = "api"
+    settings_keys = ("generator", "violate_share", "spec_files")
+
+    def __init__(self, seed: int = 0, libraries: Sequence[str] = ("torch", "jax"),
+                 apis: Iterable[str] | None = None, generator: str = "adjust",
+                 violate_share: float = 0.1, spec_files: Sequence[str] = (),
+                 specs: Mapping[str, LibSpec] | None = None,
+                 counterparts: Mapping[str, Sequence[Any]] | None = None,
+                 group_size: tuple[int, int] = GROUP_SIZE) -> None:
+        if generator not in GENERATORS:
+            raise UsageError(f"--generator {generator!r}: choose one of {', '.join(GENERATORS)}")
+        if not 0.0 <= violate_share <= 1.0:
+            raise UsageError(f"--violate-share {violate_share!r}: give a share in [0, 1]")
+        self.libraries = tuple(libraries)
+        table = dict(specs) if specs is not None else _load(self.libraries, spec_files)
+        table = {k: s for k, s in table.items() if not s.skip and s.library in self.libraries}
+        if apis is not None:
+            table = _select(table, list(apis))
+        if not table:
+            raise UsageError(f"no API spec for the libraries {', '.join(self.libraries)}; "
+                             f"built-in specs exist for {', '.join(LIBRARY_FILES)} "
+                             "(or give --spec-file)")
+        self.specs: dict[str, LibSpec] = table
+        self.names = sorted(table)
+        self.mode = generator
+        self.violate_share = violate_share
+        self.group_size = group_size
+        self.seed = seed
+        self.counterparts = (dict(counterparts) if counterparts is not None
+                             else _load_counterparts(self.libraries))
+        self.stats: dict[str, ApiStats] = {n: ApiStats() for n in self.names}
+        self.learned: dict[str, list[str]] = {}
+        self.violations: dict[str, int] = {}
+        self._recent_ok: dict[str, deque[dict[str, Any]]] = {}
+        self._draws: dict[str, Any] = {}  # case id -> Draw, for error feedback
+        self._pending: list[ApiCase] = []
+        self._cdf: np.ndarray | None = None
+        self.reseed(None)
+
+    def reseed(self, batch: int | None) -> None:
+        from dlfuzz.engines.api.libgen import LibGenerator
+
+        entropy = [self.seed] if batch is None else [self.seed, batch]
+        streams = np.random.SeedSequence(entropy).spawn(2)
+        self.rng = np.random.default_rng(streams[0])
+        self.generator = LibGenerator(np.random.default_rng(streams[1]), mode=self.mode)
+        self._pending = []
+
+    # ---- Engine protocol ----------------------------------------------------------------
+    def propose(self, n: int) -> list[ApiCase]:
+        out: list[ApiCase] = []
+        while len(out) < n:
+            if not self._pending:
+                self._pending = self._next_group()
+            take = min(n - len(out), len(self._pending))
+            out.extend(self._pending[:take])
+            del self._pending[:take]
+        return out
+
+    def feedback(self, case: Any, outcomes: Mapping[str, Outcome],
+                 findings: Sequence[Finding]) -> None:
+        stats = self.stats.get(getattr(case, "api", ""))
+        draw = self._draws.pop(getattr(case, "id", ""), None)
+        if stats is None or case.invalid:
+            return
+        spec = self.specs[case.api]
+        own = [o for b, o in outcomes.items() if _library_of(b) == spec.library]
+        stats.tried += 1
+        stats.ran_somewhere += any(o.ok for o in own)
+        stats.ran_everywhere += bool(outcomes) and all(o.ok for o in outcomes.values())
+        stats.costly += any(o.status in COSTLY for o in outcomes.values())
+        stats.findings += len(findings)
+        self._cdf = None
+        if draw is None or not own:
+            return
+        if any(o.ok for o in own):
+            self._recent_ok.setdefault(case.api, deque(maxlen=RECENT_OK)).append(draw.values)
+            return
+        rejected = next((o for o in own if o.status == "exception" and o.stage == "call"), None)
+        if rejected is not None:
+            self._learn(spec, draw, rejected)
+
+    # ---- internals ----------------------------------------------------------------------
+    def _next_group(self) -> list[ApiCase]:
+        if self._cdf is None:
+            weights = np.array([self.stats[n].weight for n in self.names])
+            self._cdf = np.cumsum(weights) / weights.sum()
+        index = int(np.searchsorted(self._cdf, self.rng.random(), side="right"))
+        spec = self.specs[self.names[min(index, len(self.names) - 1)]]
+        lo, hi = self.group_size
+        size = int(self.rng.integers(lo, hi + 1))
+        if self.violate_share and self.rng.random() < self.violate_share:
+            draws = [d for d in (self._violate(spec) for _ in range(size)) if d is not None]
+            if draws:
+                return [self._case(spec, d) for d in draws]
+        return [self._case(spec, d) for d in self.generator.group(spec, size)]
+
+    def _violate(self, spec: LibSpec) -> Any:
+        """A violate-mode draw that breaks a constraint the library vouches for."""
+        trusted = tuple(c for c in spec.constraints if c.source in VIOLATE_SOURCES)
+        if len(trusted) != len(spec.constraints):
+            from dataclasses import replace
+
+            spec = replace(spec, constraints=trusted)
+        draw = self.generator.violate(spec)
+        if draw is not None:
+            key = f"{spec.api}: {draw.violated}"
+            self.violations[key] = self.violations.get(key, 0) + 1
+        return draw
+
+    def _case(self, spec: LibSpec, draw: Any) -> ApiCase:
+        from dlfuzz.engines.api.libgen import to_case
+
+        case = to_case(draw, self._pick_counterparts(spec))
+        if len(self._draws) > 4096:
+            self._draws.pop(next(iter(self._draws)))
+        self._draws[case.id] = draw
+        return case
+
+    def _pick_counterparts(self, spec: LibSpec) -> list[Any]:
+        """One validated counterpart per other library of the campaign, chosen at random."""
+        by_lib: dict[str, list[Any]] = {}
+        for cp in self.counterparts.get(spec.api, ()):
+            if cp.library in self.libraries and cp.library != spec.library:
+                by_lib.setdefault(cp.library, []).append(cp)
+        return [cps[int(self.rng.integers(len(cps)))] for _, cps in sorted(by_lib.items())]
+
+    def _learn(self, spec: LibSpec, draw: Any, outcome: Outcome) -> None:
+        from dlfuzz.engines.api.extraction.feedback import constraints_from_error
+
+        learned = self.learned.setdefault(spec.api, [])
+        if len(learned) >= MAX_LEARNED:
+            return
+        try:
+            texts = constraints_from_error(spec.library, outcome.exc_type, outcome.message, draw)
+        except Exception:  # noqa: BLE001 - feedback is best effort, never a campaign crash
+            return
+        known = {c.text for c in spec.constraints}
+        ok_before = list(self._recent_ok.get(spec.api, ()))
+        added = []
+        for text in texts:
+            if text in known or text in learned:
+                continue
+            try:
+                constraint = make(text, "error", spec.names)
+            except UsageError:
+                continue
+            if all(holds(constraint, Env(_with_defaults(spec, v))) for v in ok_before):
+                added.append(constraint)
+                learned.append(text)
+        if added:
+            from dataclasses import replace
+
+            self.specs[spec.api] = replace(spec, constraints=spec.constraints + tuple(added))
+
+    # ---- for the campaign, triage and reports ------------------------------------------
+    def unsupported_backends(self, case: Any) -> frozenset[str]:
+        spec = self.specs.get(getattr(case, "api", ""))
+        if spec is None or not spec.unsupported:
+            return frozenset()
+        dtypes = {t.dtype for t in case.tensors} | {
+            v.name for _, v in case.params if isinstance(v, DType)}
+        out = set()
+        for key, _ in spec.unsupported:
+            backend, _, dtype = key.partition(":")
+            if not dtype or dtype in dtypes:
+                out.add(backend)
+        return frozenset(out)
+
+    def rebuild(self, api: str, tensors: Iterable[Any], params: Any = ()) -> ApiCase:
+        """A case for reducers: the same API with other tensors / fewer parameters."""
+        from dlfuzz.engines.api.libgen import rebuild
+
+        spec = self.specs[api]
+        return rebuild(spec, tuple(tensors), dict(params), self._pick_counterparts(spec))
+
+    def summary(self) -> dict[str, dict[str, float]]:
+        return {n: {"tried": s.tried, "ran_somewhere": s.ran_somewhere,
+                    "ran_everywhere": s.ran_everywhere, "costly": s.costly,
+                    "findings": s.findings, "valid_rate": round(s.valid_rate, 3),
+                    "learned": len(self.learned.get(n, ()))}
+                for n, s in self.stats.items()}
+
+
+def _library_of(backend: str) -> str:
+    """The library of a backend name (``torch-compile`` -> ``torch``)."""
+    return backend.split("-", 1)[0]
+
+
+def _with_defaults(spec: LibSpec, values: Mapping[str, Any]) -> dict[str, Any]:
+    out = {p.name: p.default for p in spec.params if p.optional}
+    out.update(values)
+    return out
+
+
+def _load(libraries: Sequence[str], spec_files: Sequence[str]) -> dict[str, LibSpec]:
+    table: dict[str, LibSpec] = {}
+    if spec_files:
+        for path in spec_files:
+            for spec in load_file(Path(path)):
+                table[spec.api] = spec
+        return table
+    for lib in libraries:
+        if lib in LIBRARY_FILES:
+            table.update(load_library(lib))
+    return table
+
+
+def _load_counterparts(libraries: Sequence[str]) -> dict[str, list[Any]]:
+    from dlfuzz.engines.api.counterparts import load_counterparts
+
+    out: dict[str, list[Any]] = {}
+    for lib in libraries:
+        if lib not in LIBRARY_FILES:
+            continue
+        for api, cps in load_counterparts(lib).items():
+            out.setdefault(api, []).extend(cp for cp in cps if cp.kind in (
+                "same-name", "composition", "llm"))
+    return out
+
+
+def _select(table: Mapping[str, LibSpec], wanted: list[str]) -> dict[str, LibSpec]:
+    """APIs by full path, by leaf name (every library's), or ``group:NAME``."""
+    out: dict[str, LibSpec] = {}
+    for item in wanted:
+        if item.startswith("group:"):
+            members = {k: s for k, s in table.items() if s.group == item[6:]}
+            if not members:
+                groups = sorted({s.group for s in table.values() if s.group})
+                raise UsageError(f"unknown API group {item[6:]!r}; groups: {', '.join(groups)}")
+            out.update(members)
+            continue
+        hits = {k: s for k, s in table.items() if k == item or k.endswith("." + item)}
+        if not hits:
+            close = difflib.get_close_matches(item, list(table), n=3)
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            raise UsageError(f"unknown API {item!r}{hint}")
+        out.update(hits)
+    return out

@@ -1,0 +1,43 @@
+"""Boundary checks: an input that breaks the API's spec must be rejected cleanly.
+
+Violate-mode cases (``ApiCase.expect == "invalid:<constraint>"``) break exactly one
+constraint that the library itself vouches for (its validation code, its own error
+messages, its signature). MoCo and TensorJSFuzz report the library *accepting* such an
+input as a bug: a negative size silently clamped, an out-of-range probability used, a
+shape mismatch broadcast away. Here:
+
+* the API's library (eager or compiled) returns normally -> a ``boundary`` finding;
+* it raises an exception -> correct, nothing to report (a crash or hang is the crash
+  oracle's, which sees every case).
+
+Counterpart calls of other libraries are not judged: the constraint is the API's.
+"""
+
+from __future__ import annotations
+
+from dlfuzz.cases import ApiCase, Finding, Outcome
+from dlfuzz.oracles.base import Oracle, OracleContext, finding
+
+
+class BoundaryOracle(Oracle):
+    name = "boundary"
+
+    def check(self, case: ApiCase, outcomes: dict[str, Outcome], ctx: OracleContext
+              ) -> list[Finding]:
+        if not getattr(case, "invalid", False) or not case.calls:
+            return []
+        library = case.calls[0][0]  # the API's own library comes first
+        broken = case.expect.partition(":")[2]
+        found = []
+        for backend, o in outcomes.items():
+            if ctx.library_of.get(backend, backend) != library:
+                continue
+            if o.ok:
+                found.append(finding(
+                    self.name, "boundary", case, backend, o.stage,
+                    f"accepted an invalid input: it breaks `{broken}` and {case.api} "
+                    "returned a result instead of raising an exception",
+                    f"accepts input breaking {broken}", constraint=broken))
+            elif o.status == "exception":
+                ctx.stats["rejected_invalid"] += 1
+        return found
