@@ -33,12 +33,13 @@ SETS = {
 }
 
 
-def pipeline(backends: list[str], seconds: float, batch: int, warmup: float
-             ) -> dict[str, float]:
-    engine_cls = registry.load("engine", "numpy-api")
+def pipeline(backends: list[str], seconds: float, batch: int, warmup: float,
+             engine_name: str = "numpy-api", **engine_options: object) -> dict[str, float]:
+    """Cases/s of generation + execution + oracles for one engine on one backend set."""
+    engine_cls = registry.load("engine", engine_name)
     classes = {b: registry.load("backend", b) for b in backends}
     libraries = tuple(dict.fromkeys(c.library for c in classes.values()))
-    engine = engine_cls(seed=7, libraries=libraries)
+    engine = engine_cls(seed=7, libraries=libraries, **engine_options)
     oracles = [registry.load("oracle", n)() for n in registry.names("oracle")]
     with Pool([WorkerConfig(b) for b in backends]) as pool:
         pool.start()
@@ -55,9 +56,11 @@ def pipeline(backends: list[str], seconds: float, batch: int, warmup: float
             results = pool.run(cases)
             for case, outcomes in zip(cases, results, strict=True):
                 engine.feedback(case, outcomes, ())
-        n_cases, exec_s, t_start = 0, 0.0, time.perf_counter()
+        n_cases, exec_s, gen_s, t_start = 0, 0.0, 0.0, time.perf_counter()
         while time.perf_counter() - t_start < seconds:
+            t0 = time.perf_counter()
             cases = engine.propose(batch)
+            gen_s += time.perf_counter() - t0
             t0 = time.perf_counter()
             results = pool.run(cases)
             exec_s += time.perf_counter() - t0
@@ -69,6 +72,7 @@ def pipeline(backends: list[str], seconds: float, batch: int, warmup: float
             n_cases += len(cases)
         total = time.perf_counter() - t_start
     return {"cases": n_cases, "pipeline_cps": n_cases / total, "executor_cps": n_cases / exec_s,
+            "generation_cps": n_cases / gen_s if gen_s else float("inf"),
             "suspicious": ctx.stats.get("suspicious", 0), "reference_runs": judge.reference_runs}
 
 

@@ -36,6 +36,13 @@ class CampaignSettings:
     method: str = "lemon"  # model engine: lemon | dljsfuzzer
     seed_models: tuple[str, ...] = ()  # model engine seeds: names or files (empty: default)
     inputs_per_model: int = 4  # model engine: input sets run per generated model
+    # Optional LLM (OpenAI-compatible chat completions) for spec extraction and counterpart
+    # synthesis; empty endpoint: offline. $DLFUZZ_LLM_ENDPOINT / $DLFUZZ_LLM_MODEL fill in
+    # empty values (dlfuzz.llm.client_from_settings). The key itself is read from the
+    # environment variable named here, so it is never stored with a campaign.
+    llm_endpoint: str = ""
+    llm_model: str = ""
+    llm_api_key_env: str = "DLFUZZ_LLM_API_KEY"
     generator: str = "adjust"  # api engine: random | typed | adjust | z3
     violate_share: float = 0.1  # api engine: share of inputs that break one constraint
     spec_files: tuple[str, ...] = ()  # api engine: format-2 spec files (empty: built-in)

@@ -14,6 +14,7 @@ VERBS = {
     "findings": "dlfuzz.cli.findings_cmd",
     "reproduce": "dlfuzz.cli.reproduce_cmd",
     "report": "dlfuzz.cli.report_cmd",
+    "specs": "dlfuzz.cli.specs_cmd",
 }
 
 
