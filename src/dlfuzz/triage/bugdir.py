@@ -66,6 +66,7 @@ def case_description(case: ApiCase | GraphCase) -> dict[str, Any]:
     return {
         "api": case.api,
         "params": {k: repr(v) for k, v in case.params},
+        "expect": case.expect,
         "tensors": [{"dtype": t.dtype, "shape": list(t.shape)} for t in case.tensors],
         "calls": {lib: {"target": c.target, "args": repr(c.args), "kwargs": repr(c.kwargs)}
                   for lib, c in case.calls},

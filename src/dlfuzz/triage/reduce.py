@@ -89,8 +89,7 @@ def simplify_values(case: ApiCase) -> Iterator[ApiCase]:
                 yield _replace_tensor(case, i, b.reshape(a.shape))
 
 
-def drop_params(rebuild: Callable[[str, tuple[Tensor, ...], dict[str, Any]], ApiCase] | None
-                ) -> Pass:
+def drop_params(rebuild: Callable[..., ApiCase] | None) -> Pass:
     """Optional arguments back to their defaults (needs the engine's ``rebuild``)."""
     def run(case: ApiCase) -> Iterator[ApiCase]:
         if rebuild is None:
@@ -99,7 +98,7 @@ def drop_params(rebuild: Callable[[str, tuple[Tensor, ...], dict[str, Any]], Api
         for name in list(params):
             rest = {k: v for k, v in params.items() if k != name}
             try:
-                smaller = rebuild(case.api, case.tensors, rest)
+                smaller = rebuild(case.api, case.tensors, rest, like=case)
                 # a violate-mode input stays one: its finding is about that expectation
                 yield replace(smaller, expect=case.expect) if smaller.expect != case.expect \
                     else smaller

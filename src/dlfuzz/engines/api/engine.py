@@ -208,8 +208,10 @@ class ApiEngine:
                 out.add(backend)
         return frozenset(out)
 
-    def rebuild(self, api: str, tensors: Iterable[Any], params: Any = ()) -> ApiCase:
-        """A case with calls for this engine's libraries (for reducers)."""
+    def rebuild(self, api: str, tensors: Iterable[Any], params: Any = (),
+                like: ApiCase | None = None) -> ApiCase:
+        """A case with calls for this engine's libraries (for reducers; ``like`` unused:
+        calls derive from the canonical arguments)."""
         from dlfuzz.engines.api.generate import rebuild
 
         return rebuild(api, tensors, params, specs=self.specs, libraries=self.libraries)

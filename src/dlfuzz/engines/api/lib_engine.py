@@ -25,6 +25,7 @@ from __future__ import annotations
 import difflib
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,7 @@ GROUP_SIZE = (4, 8)
 VIOLATE_SOURCES = frozenset({"validation", "error", "signature", "hand"})
 RECENT_OK = 16  # ok draws remembered per API, to check a learned constraint against
 MAX_LEARNED = 8  # error-feedback constraints added per API in one campaign
+VIOLATE_TRIES = 6  # violate draws tried for one that breaks a constraint, not a type bound
 
 
 class LibApiEngine:
@@ -80,6 +82,7 @@ class LibApiEngine:
         self.stats: dict[str, ApiStats] = {n: ApiStats() for n in self.names}
         self.learned: dict[str, list[str]] = {}
         self.violations: dict[str, int] = {}
+        self._violate_specs: dict[str, tuple[LibSpec, LibSpec | None]] = {}
         self._recent_ok: dict[str, deque[dict[str, Any]]] = {}
         self._draws: dict[str, Any] = {}  # case id -> Draw, for error feedback
         self._pending: list[ApiCase] = []
@@ -146,16 +149,38 @@ class LibApiEngine:
 
     def _violate(self, spec: LibSpec) -> Any:
         """A violate-mode draw that breaks a constraint the library vouches for."""
-        trusted = tuple(c for c in spec.constraints if c.source in VIOLATE_SOURCES)
-        if len(trusted) != len(spec.constraints):
-            from dataclasses import replace
+        cached = self._violate_specs.get(spec.api)
+        if cached is None or cached[0] is not spec:
+            cached = (spec, self._violate_spec(spec))
+            self._violate_specs[spec.api] = cached
+        target = cached[1]
+        if target is None:
+            return None
+        texts = {c.text for c in target.constraints}
+        for _ in range(VIOLATE_TRIES):
+            draw = self.generator.violate(target)
+            if draw is None:
+                return None
+            # Type bounds (rank, dtype list, range) partly come from prose and can be
+            # narrower than what the library accepts: only constraints are broken.
+            if draw.violated in texts:
+                key = f"{spec.api}: {draw.violated}"
+                self.violations[key] = self.violations.get(key, 0) + 1
+                return draw
+        return None
 
-            spec = replace(spec, constraints=trusted)
-        draw = self.generator.violate(spec)
-        if draw is not None:
-            key = f"{spec.api}: {draw.violated}"
-            self.violations[key] = self.violations.get(key, 0) + 1
-        return draw
+    @staticmethod
+    def _violate_spec(spec: LibSpec) -> LibSpec | None:
+        """The spec violate mode works on: trusted constraints, ranges they name opened."""
+        trusted = tuple(c for c in spec.constraints if c.source in VIOLATE_SOURCES)
+        if not trusted:
+            return None
+        # A parameter's value range must not forbid breaking a constraint on it
+        # (``not (p < 0 or p > 1)`` with p drawn in [0, 1]): open the ranges it names.
+        named = frozenset().union(*(c.names for c in trusted))
+        params = tuple(replace(p, range=None) if p.name in named and p.range else p
+                       for p in spec.params)
+        return replace(spec, constraints=trusted, params=params)
 
     def _case(self, spec: LibSpec, draw: Any) -> ApiCase:
         from dlfuzz.engines.api.libgen import to_case
@@ -198,8 +223,6 @@ class LibApiEngine:
                 added.append(constraint)
                 learned.append(text)
         if added:
-            from dataclasses import replace
-
             self.specs[spec.api] = replace(spec, constraints=spec.constraints + tuple(added))
 
     # ---- for the campaign, triage and reports ------------------------------------------
@@ -216,12 +239,28 @@ class LibApiEngine:
                 out.add(backend)
         return frozenset(out)
 
-    def rebuild(self, api: str, tensors: Iterable[Any], params: Any = ()) -> ApiCase:
-        """A case for reducers: the same API with other tensors / fewer parameters."""
-        from dlfuzz.engines.api.libgen import rebuild
+    def rebuild(self, api: str, tensors: Iterable[Any], params: Any = (),
+                like: ApiCase | None = None) -> ApiCase:
+        """A case for reducers: ``like`` with these tensors and only these parameters.
+
+        The tensors keep their parameters (the order ``to_case`` gave them), the
+        counterparts stay the ones ``like`` was compared with, so the finding's signature
+        can still hold.
+        """
+        from dlfuzz.engines.api.libgen import rebuild, values_of
 
         spec = self.specs[api]
-        return rebuild(spec, tuple(tensors), dict(params), self._pick_counterparts(spec))
+        if like is None:
+            raise ValueError("LibApiEngine.rebuild needs the case to rebuild from (like=)")
+        keep = dict(params)
+        values = values_of(like.with_tensors(tuple(tensors)), spec)
+        values = {k: v for k, v in values.items() if k in keep or _is_array_value(v)}
+        return rebuild(spec, values, self._same_counterparts(spec, like), like.expect)
+
+    def _same_counterparts(self, spec: LibSpec, like: ApiCase) -> list[Any]:
+        targets = {lib: call.target for lib, call in like.calls if lib != spec.library}
+        return [cp for cp in self.counterparts.get(spec.api, ())
+                if targets.get(cp.library) == cp.target]
 
     def summary(self) -> dict[str, dict[str, float]]:
         return {n: {"tried": s.tried, "ran_somewhere": s.ran_somewhere,
@@ -229,6 +268,11 @@ class LibApiEngine:
                     "findings": s.findings, "valid_rate": round(s.valid_rate, 3),
                     "learned": len(self.learned.get(n, ()))}
                 for n, s in self.stats.items()}
+
+
+def _is_array_value(value: Any) -> bool:
+    return isinstance(value, np.ndarray) or (
+        isinstance(value, list) and bool(value) and all(isinstance(v, np.ndarray) for v in value))
 
 
 def _library_of(backend: str) -> str:
