@@ -169,7 +169,8 @@ class Campaign:
                              f"(run `dlfuzz backends` for details, or drop them from --backends)")
         judge = Judge(self._runner, [n for n in self.backend_names if not self.compiled[n]],
                       self.library_of, seed=self.settings.seed)
-        self.ctx = OracleContext(judge, self.library_of, self.compiled)
+        self.ctx = OracleContext(judge, self.library_of, self.compiled,
+                                 broken=getattr(self.engine, "broken_constraints", None))
         self.triage = Triage(
             self.store, self.check, judge, self.backends, versions, self.compiled,
             TriageSettings(self.settings.confirm_runs, self.settings.reduce,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +22,10 @@ class OracleContext:
     library_of: dict[str, str]
     compiled: dict[str, bool]
     stats: Counter[str] = field(default_factory=Counter)
+    # The engine's spec check for violate-mode inputs: the constraints a case breaks
+    # (None when the engine cannot tell). A boundary finding needs exactly the one the
+    # input was made to break, also after reduction shrank it.
+    broken: Callable[[Any], list[str] | None] | None = None
 
     def eager_sibling(self, backend: str) -> str | None:
         """The eager backend of the same library as a compiled one (torch for torch-compile)."""

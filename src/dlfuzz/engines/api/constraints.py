@@ -340,9 +340,12 @@ def negate(node: Node) -> Node:
 def normalize(node: Node) -> Node:
     """Negations pushed to comparisons; ternaries as (c and a) or (not c and b)."""
     if isinstance(node, Unary) and node.op == "not":
-        return normalize(negate(node.operand)) if not (
-            isinstance(node.operand, Unary) and node.operand.op == "not") \
-            else normalize(node.operand.operand)
+        if isinstance(node.operand, Unary) and node.operand.op == "not":
+            return normalize(node.operand.operand)
+        pushed = negate(node.operand)
+        if isinstance(pushed, Unary) and pushed.op == "not":
+            return pushed  # ``not <value>``: nothing to push into
+        return normalize(pushed)
     if isinstance(node, Logic):
         return Logic(node.op, tuple(normalize(i) for i in node.items))
     if isinstance(node, Cond) and _is_boolean(node.then) and _is_boolean(node.other):
@@ -412,6 +415,8 @@ def _prop(value: Any, prop: str, structure: str | None) -> Any:
     arr = np.asarray(value)
     if arr.size == 0:
         raise Undefined(f"{prop} of an empty tensor")
+    if np.iscomplexobj(arr):
+        raise Undefined(f"{prop} of a complex tensor")
     return float(arr.min() if prop == "min" else arr.max())
 
 
@@ -505,7 +510,9 @@ _ARITH = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a 
 def _holds_quietly(node: Node, env: Env) -> bool:
     try:
         return bool(evaluate(node, env))
-    except Undefined:
+    except (Undefined, ValueError, TypeError, ArithmeticError):
+        # a property that does not exist, an array compared with a number, an overflow:
+        # not satisfied
         return False
 
 

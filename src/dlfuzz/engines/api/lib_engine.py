@@ -39,7 +39,10 @@ from dlfuzz.errors import UsageError
 
 GENERATORS = ("random", "typed", "adjust", "z3")
 GROUP_SIZE = (4, 8)
-VIOLATE_SOURCES = frozenset({"validation", "error", "signature", "hand"})
+# Constraints a violate-mode input may break: those the library's own code, errors or
+# operator definitions vouch for. Prose, LLM and hand-written ones can be narrower than
+# what the library accepts, and breaking a wrong constraint makes a false report.
+VIOLATE_SOURCES = frozenset({"validation", "error", "signature"})
 RECENT_OK = 16  # ok draws remembered per API, to check a learned constraint against
 MAX_LEARNED = 8  # error-feedback constraints added per API in one campaign
 VIOLATE_TRIES = 6  # violate draws tried for one that breaks a constraint, not a type bound
@@ -82,7 +85,7 @@ class LibApiEngine:
         self.stats: dict[str, ApiStats] = {n: ApiStats() for n in self.names}
         self.learned: dict[str, list[str]] = {}
         self.violations: dict[str, int] = {}
-        self._violate_specs: dict[str, tuple[LibSpec, LibSpec | None]] = {}
+        self._violate_specs: dict[str, tuple[LibSpec, Any]] = {}
         self._recent_ok: dict[str, deque[dict[str, Any]]] = {}
         self._draws: dict[str, Any] = {}  # case id -> Draw, for error feedback
         self._pending: list[ApiCase] = []
@@ -153,10 +156,9 @@ class LibApiEngine:
         if cached is None or cached[0] is not spec:
             cached = (spec, self._violate_spec(spec))
             self._violate_specs[spec.api] = cached
-        target = cached[1]
-        if target is None:
+        if cached[1] is None:
             return None
-        texts = {c.text for c in target.constraints}
+        target, texts = cached[1]
         for _ in range(VIOLATE_TRIES):
             draw = self.generator.violate(target)
             if draw is None:
@@ -170,17 +172,34 @@ class LibApiEngine:
         return None
 
     @staticmethod
-    def _violate_spec(spec: LibSpec) -> LibSpec | None:
-        """The spec violate mode works on: trusted constraints, ranges they name opened."""
+    def _violate_spec(spec: LibSpec) -> tuple[LibSpec, frozenset[str]] | None:
+        """The spec violate mode works on (every constraint must still hold but the one
+        broken; ranges of the parameters trusted constraints name are opened, so that
+        ``not (p < 0 or p > 1)`` can be broken with p drawn in [0, 1]) and the texts of
+        the constraints it may break."""
         trusted = tuple(c for c in spec.constraints if c.source in VIOLATE_SOURCES)
         if not trusted:
             return None
-        # A parameter's value range must not forbid breaking a constraint on it
-        # (``not (p < 0 or p > 1)`` with p drawn in [0, 1]): open the ranges it names.
         named = frozenset().union(*(c.names for c in trusted))
         params = tuple(replace(p, range=None) if p.name in named and p.range else p
                        for p in spec.params)
-        return replace(spec, constraints=trusted, params=params)
+        return replace(spec, params=params), frozenset(c.text for c in trusted)
+
+    def broken_constraints(self, case: ApiCase) -> list[str] | None:
+        """The constraints of its spec a case breaks (the boundary oracle's check)."""
+        from dlfuzz.engines.api.libgen import values_of
+
+        spec = self.specs.get(case.api)
+        if spec is None:
+            return None
+        try:
+            values = values_of(case, spec)
+        except Exception:  # noqa: BLE001 - not one of ours: no verdict either way
+            return None
+        if any(not p.optional and p.name not in values for p in spec.params):
+            return ["a required parameter is missing"]
+        env = Env(_with_defaults(spec, values))
+        return [c.text for c in spec.constraints if not holds(c, env)]
 
     def _case(self, spec: LibSpec, draw: Any) -> ApiCase:
         from dlfuzz.engines.api.libgen import to_case
@@ -252,7 +271,7 @@ class LibApiEngine:
         spec = self.specs[api]
         if like is None:
             raise ValueError("LibApiEngine.rebuild needs the case to rebuild from (like=)")
-        keep = dict(params)
+        keep = set(dict(params)) | {p.name for p in spec.params if not p.optional}
         values = values_of(like.with_tensors(tuple(tensors)), spec)
         values = {k: v for k, v in values.items() if k in keep or _is_array_value(v)}
         return rebuild(spec, values, self._same_counterparts(spec, like), like.expect)

@@ -1,0 +1,361 @@
+"""Input generation for per-library API specs: TensorJSFuzz's generators and DLLens' solver.
+
+Modes (``LibGenerator(rng, mode)``):
+
+- ``random``: TensorJSFuzz's Random baseline as this project defines it: only parameter
+  names and required/optional are known, every value comes from one generic pool.
+- ``typed``: Algorithm 1 (type-aware generation, ``typegen``): structure, enum values,
+  ranges, ranks and dtypes respected; dependency constraints ignored.
+- ``adjust``: Algorithm 1 then Algorithm 2 (``adjust``) over the normalized constraints,
+  on tensor properties first, on drawn values last.
+- ``z3``: structures chosen as in Algorithm 1, properties solved by z3 (``solver``) with
+  random preferred values and DLLens' blocking clauses; what z3 cannot decode or leaves
+  violated is handed to Algorithm 2.
+
+``violate`` breaks exactly one constraint or type bound while every other constraint
+holds (the API must reject the input cleanly); ``group`` gives inputs that share shapes,
+dtypes and static arguments (one compilation for jit backends).
+
+Modules: ``typegen`` (state, Algorithm 1, value drawing), ``adjust`` + ``setters``
+(Algorithm 2), ``solver`` + ``z3enc`` (z3 mode), ``fasteval`` (compiled constraint
+checks), ``libdraw`` (``Draw`` and ApiCase building, re-exported here).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import random
+import time
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from dlfuzz.cases import DType
+from dlfuzz.engines.api.adjust import Adjuster
+from dlfuzz.engines.api.constraints import negate, parse
+from dlfuzz.engines.api.libdraw import (
+    Draw,
+    call_for,
+    env_of,
+    rebuild,
+    to_case,
+    values_of,
+    with_refs,
+)
+from dlfuzz.engines.api.libspecs import LibSpec
+from dlfuzz.engines.api.typegen import (
+    ALL_DTYPES,
+    RANK_MAX,
+    Plan,
+    Rule,
+    State,
+    TypedGen,
+    make_rule,
+    plan_of,
+    random_state,
+)
+from dlfuzz.errors import UsageError
+
+MODES = ("random", "typed", "adjust", "z3")
+VIOLATE_TRIES = 4     # adjust attempts per violation target before asking z3
+VIOLATE_GIVE_UP = 3   # a target no attempt could break in this many calls is dropped
+Z3_STRUCTURE_TRIES = 3  # structure choices tried before z3 mode falls back to adjust
+
+__all__ = ["MODES", "Draw", "LibGenerator", "Violation", "call_for", "env_of", "rebuild",
+           "to_case", "values_of", "with_refs"]
+
+
+class Violation:
+    """One thing violate mode can break: a constraint, or a type bound of a parameter.
+
+    ``rules`` must hold afterwards (the other constraints and the negation of this one);
+    ``relaxed`` are the (param, bound) pairs setters may cross; ``forced`` fixes
+    structures (a range violation needs an int). ``check`` is the original condition,
+    which must be False afterwards.
+    """
+
+    def __init__(self, text: str, check: Rule, rules: list[Rule],
+                 relaxed: frozenset[tuple[str, str]] = frozenset(),
+                 forced: dict[str, str] | None = None, negated: Rule | None = None) -> None:
+        self.text, self.check, self.rules = text, check, rules
+        self.relaxed, self.forced = relaxed, forced or {}
+        self.negated = negated
+        self.kind = "bound" if relaxed else "constraint"
+
+
+class _Record:
+    """One generator's history with one violation target (kept per generator, so that
+    generators with equal seeds stay equal)."""
+
+    __slots__ = ("adjusted", "solved", "failures")
+
+    def __init__(self) -> None:
+        self.adjusted = self.solved = 0  # successes by adjust / by z3
+        self.failures = 0  # calls in which nothing broke it alone; dropped after a few
+
+    @property
+    def z3_first(self) -> bool:
+        return self.solved >= 2 and self.adjusted == 0
+
+    @property
+    def feasible(self) -> bool:
+        return self.failures < VIOLATE_GIVE_UP
+
+
+def _bound_rule(text: str, expr: str) -> Rule:
+    return make_rule(text, parse(expr))
+
+
+def violations(plan: Plan) -> list[Violation]:
+    """Every violation target of a spec (built once per spec)."""
+    cached = plan.cache.get("violations")
+    if cached is not None:
+        return cached
+    out: list[Violation] = []
+    rules = plan.rules
+    for i, rule in enumerate(rules):
+        negated = make_rule("not " + rule.text, negate(rule.tree))
+        others = rules[:i] + rules[i + 1:]
+        out.append(Violation(rule.text, rule, others + [negated], negated=negated))
+    for pp in plan.params:
+        p, n = pp.p, pp.name
+        if p.range is not None:
+            lo, hi = p.range
+            text = f"{n} in range [{lo}, {hi}]"
+            for s in ("int", "float"):
+                if s in p.structures and s not in pp.enums:
+                    out.append(_type_violation(text, f"{lo} <= {n} <= {hi}", rules,
+                                               (n, "range"), {n: s}))
+                    break
+            else:
+                for s in ("ints", "floats"):
+                    if s in p.structures:
+                        out.append(_type_violation(text, f"{lo} <= {n}[0] <= {hi}", rules,
+                                                   (n, "range"), {n: s}))
+                        break
+        for s in ("tensor", "tensors"):
+            if s in p.structures:
+                lo, hi = pp.rank
+                if lo > 0 or hi < RANK_MAX:
+                    out.append(_type_violation(f"{n}.ndims in range [{lo}, {hi}]",
+                                               f"{lo} <= {n}.ndims <= {hi}", rules,
+                                               (n, "rank"), {n: s}))
+                if p.dtypes and set(p.dtypes) != set(ALL_DTYPES):
+                    out.append(_type_violation(f"{n}.dtype in {tuple(p.dtypes)!r}",
+                                               f"{n}.dtype in {tuple(p.dtypes)!r}", rules,
+                                               (n, "dtypes"), {n: s}))
+                break
+        for s, vals in pp.enums.items():
+            if s in ("str", "int", "float"):
+                out.append(_type_violation(f"{n} in {tuple(vals)!r}",
+                                           f"{n} in {tuple(vals)!r}", rules,
+                                           (n, "values"), {n: s}))
+    plan.cache["violations"] = out
+    return out
+
+
+def _type_violation(text: str, holds_expr: str, rules: list[Rule], relax: tuple[str, str],
+                    forced: dict[str, str]) -> Violation:
+    check = _bound_rule(text, holds_expr)
+    negated = make_rule("not " + text, negate(check.tree))
+    return Violation(text, check, list(rules) + [negated], frozenset({relax}), forced,
+                     negated)
+
+
+class LibGenerator:
+    """Draws inputs for LibSpecs in one of ``MODES`` (see module doc)."""
+
+    def __init__(self, rng: np.random.Generator | int | None = None, mode: str = "adjust",
+                 specials: bool = True) -> None:
+        if mode not in MODES:
+            raise UsageError(f"generation mode {mode!r} is unknown; use one of "
+                             + ", ".join(MODES))
+        if not isinstance(rng, np.random.Generator):
+            rng = np.random.default_rng(rng)
+        if mode == "z3" and importlib.util.find_spec("z3") is None:
+            raise UsageError("generation mode 'z3' needs the z3 solver; install it with "
+                             "'pip install z3-solver' or use mode 'adjust'")
+        self.rng, self.mode, self.specials = rng, mode, specials
+        self.rnd = random.Random(int(rng.integers(2**63)))
+        self.tg = TypedGen(self.rnd, rng, specials)
+        self.adjuster = Adjuster(self.tg)
+        self._solver: Any = None
+        self._records: dict[tuple[int, str], _Record] = {}
+        self.stats: dict[str, float] = {"draws": 0, "z3_solves": 0, "z3_seconds": 0.0,
+                                        "z3_fallbacks": 0, "unsatisfied": 0}
+
+    # ---- public API ---------------------------------------------------------------------
+    def draw(self, spec: LibSpec) -> Draw:
+        """One input for ``spec`` in this generator's mode."""
+        st = self._properties(spec)
+        self._values(st)
+        return self._finish(st)
+
+    def group(self, spec: LibSpec, n: int) -> list[Draw]:
+        """``n`` inputs sharing shapes, dtypes and every non-tensor argument (one compiled
+        signature), each with fresh tensor values."""
+        first = self._properties(spec)
+        self._values(first)
+        out = [self._finish(first)]
+        template = first.copy()  # the first member's final properties, values undrawn
+        template.phase = 1
+        for name, props in template.props.items():
+            template.set_props(name, props)
+        for _ in range(max(1, n) - 1):
+            member = template.copy()
+            self._values(member, reshape=False)
+            out.append(self._finish(member))
+        return out
+
+    def violate(self, spec: LibSpec, bounds: bool = True) -> Draw | None:
+        """An input that breaks exactly one constraint or type bound of ``spec`` while
+        every other constraint holds; None when no target can be broken alone.
+        ``bounds=False`` breaks constraints only (never a rank, range, enum or dtype
+        bound of the type information)."""
+        plan = plan_of(spec)
+        targets = [v for v in violations(plan) if self._record(plan, v).feasible
+                   and (bounds or v.kind == "constraint")]
+        self.rnd.shuffle(targets)
+        # constraints and type bounds get even chances (a spec has many more bounds)
+        first = self.rnd.random() < 0.5
+        targets.sort(key=lambda v: (v.kind == "constraint") != first)
+        for target in targets:
+            st = self._violate_one(plan, target)
+            if st is not None:
+                return self._finish(st, violated=target.text)
+        return None
+
+    def solver_stats(self) -> dict[str, float]:
+        """z3 cost so far: solves, seconds, seconds per solve, fallbacks to adjust."""
+        out = dict(self.stats)
+        out["z3_ms_per_solve"] = 1e3 * out["z3_seconds"] / max(1, out["z3_solves"])
+        return out
+
+    def _record(self, plan: Plan, target: Violation) -> _Record:
+        key = (id(plan), target.text)
+        rec = self._records.get(key)
+        if rec is None:
+            rec = self._records[key] = _Record()
+        return rec
+
+    # ---- phases -------------------------------------------------------------------------
+    def _properties(self, spec: LibSpec) -> State:
+        plan = plan_of(spec)
+        self.stats["draws"] += 1
+        if self.mode == "random":
+            st = random_state(plan, self.tg)
+        elif self.mode == "z3":
+            st = self._z3_state(plan)
+        else:
+            st = self.tg.state(plan)
+            if self.mode == "adjust":
+                self.adjuster.run(st, [r for r in plan.rules if not r.on_values])
+        return st
+
+    def _values(self, st: State, reshape: bool = True) -> None:
+        """Phase 2: draw elements; then fix what depends on them (min/max), and in
+        adjust/z3 mode whatever the properties phase left violated."""
+        self.tg.fill(st)
+        if self.mode in ("adjust", "z3"):
+            rules = st.plan.rules
+            if not reshape:  # group members keep the group's signature: values only
+                rules = [r for r in rules if r.on_values]
+                st.frozen = True
+            bad = self.adjuster.run(st, rules)  # returns at once when all hold
+            self.stats["unsatisfied"] += bool(bad)
+
+    def _finish(self, st: State, violated: str = "") -> Draw:
+        values: dict[str, Any] = {}
+        for name in st.present:
+            v = st.values[name]
+            s = st.structures.get(name)
+            if s == "dtype":
+                v = DType(v)
+            elif isinstance(v, list):
+                v = list(v)
+            values[name] = v
+        order = {p.name: i for i, p in enumerate(st.plan.spec.params)}
+        values = dict(sorted(values.items(), key=lambda kv: order[kv[0]]))
+        structures = {k: st.structures[k] for k in values}
+        return Draw(st.plan.spec, values, structures, violated, {"mode": self.mode})
+
+    # ---- z3 mode ------------------------------------------------------------------------
+    def _z3(self) -> Any:
+        if self._solver is None:
+            try:
+                from dlfuzz.engines.api.solver import Z3Solver
+            except ImportError:  # z3-solver not installed: adjust does the work
+                self._solver = False
+            else:
+                self._solver = Z3Solver(self.rnd)
+        return self._solver or None
+
+    def _z3_state(self, plan: Plan) -> State:
+        if not plan.rules:  # nothing to solve: Algorithm 1 alone
+            return self.tg.state(plan)
+        st = self._z3_try(plan, plan.rules, "", tries=Z3_STRUCTURE_TRIES)
+        if st is None:  # unsatisfiable (or undecided) for every structure choice tried
+            self.stats["z3_fallbacks"] += 1
+            st = self.tg.state(plan)
+            self.adjuster.run(st, [r for r in plan.rules if not r.on_values])
+        return st
+
+    def _z3_try(self, plan: Plan, rules: list[Rule], key: str, tries: int,
+                forced: dict[str, str] | None = None,
+                relaxed: frozenset[tuple[str, str]] = frozenset()) -> State | None:
+        """Structures as Algorithm 1 chooses them (``forced`` ones fixed), properties
+        from z3; what z3 could not decode goes to Algorithm 2. None when z3 found no
+        model in ``tries`` structure choices."""
+        solver = self._z3()
+        if solver is None:
+            return None
+        for _ in range(tries):
+            choice = self.tg.choose(plan)
+            choice.update(forced or {})
+            st = self.tg.state(plan, choice, relaxed)
+            t0 = time.perf_counter()
+            ok = solver.solve(st, rules, key=key)
+            self.stats["z3_seconds"] += time.perf_counter() - t0
+            self.stats["z3_solves"] += 1
+            if ok:
+                on_props = [r for r in rules if not r.on_values]
+                if st.violated(on_props):  # constraints z3 could not decode
+                    self.stats["z3_fallbacks"] += 1
+                    self.adjuster.run(st, on_props)
+                return st
+        return None
+
+    # ---- violate mode -------------------------------------------------------------------
+    def _violate_one(self, plan: Plan, target: Violation) -> State | None:
+        """Adjust on the negation first (fast); z3 on others ∧ ¬c when that fails. A
+        target adjust never managed but z3 did goes to z3 at once next time."""
+        record = self._record(plan, target)
+        tries = VIOLATE_TRIES if self.mode != "z3" and not record.z3_first else 0
+        for _ in range(tries):
+            st = self.tg.state(plan, dict(target.forced), target.relaxed)
+            self.adjuster.run(st, [r for r in target.rules if not r.on_values])
+            if self._violates(st, target):
+                record.adjusted += 1
+                return st
+        for _ in range(Z3_STRUCTURE_TRIES):
+            st = self._z3_try(plan, target.rules, "violate:" + target.text, 1,
+                              target.forced, target.relaxed)
+            if st is not None and self._violates(st, target):
+                record.solved += 1
+                return st
+        record.failures += 1
+        return None
+
+    def _violates(self, st: State, target: Violation) -> bool:
+        """Phase 2 for a violation attempt; True when exactly the target is broken."""
+        self.tg.fill(st)
+        if st.violated(target.rules):
+            self.adjuster.run(st, target.rules)
+        return not st.violated(target.rules) and not st.holds(target.check)
+
+
+def draws_to_cases(draws: Iterable[Draw], counterparts: Iterable[Any] = ()) -> list[Any]:
+    """Cases for several draws with the same counterparts (a convenience for engines)."""
+    cps = tuple(counterparts)
+    return [to_case(d, cps) for d in draws]
