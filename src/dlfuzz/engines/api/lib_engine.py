@@ -160,7 +160,7 @@ class LibApiEngine:
             return None
         target, texts = cached[1]
         for _ in range(VIOLATE_TRIES):
-            draw = self.generator.violate(target)
+            draw = self.generator.violate(target, bounds=False)
             if draw is None:
                 return None
             # Type bounds (rank, dtype list, range) partly come from prose and can be
