@@ -132,7 +132,7 @@ def _compile(node: Node) -> Fn:  # noqa: C901 - one case per node type
                 try:
                     if i(env):
                         return True
-                except Undefined:
+                except QUIET:  # as constraints.holds: an undefined branch is not taken
                     pass
             return False
         return any_quiet
