@@ -497,6 +497,8 @@ def evaluate(node: Node, env: Env) -> Any:  # noqa: C901 - one case per node typ
         args = [evaluate(a, env) for a in node.args]
         if len(args) == 1 and isinstance(args[0], list | tuple):
             args = list(args[0])
+        elif len(args) == 1 and node.name != "abs":
+            return args[0]  # min/max of one number
         if not args:
             raise Undefined(f"{node.name} of nothing")
         return {"min": min, "max": max, "abs": lambda *a: abs(a[0])}[node.name](*args)
