@@ -239,3 +239,11 @@ def test_relational_sentences_only_over_known_params() -> None:
     assert constraints_from_doc(TF_CONV2D, ["filter", "strides"]) == []
     assert constraints_from_doc("Args:\n  k (int): must be positive.\n", ["k"]) == ["k > 0"]
     assert constraints_from_doc(None, ["x"]) == []
+
+
+def test_dtype_families_in_prose_are_unioned() -> None:
+    # torch.nanmean: "input (Tensor): the input tensor, either of floating point or complex dtype"
+    h = hints("(Tensor): the input tensor, either of floating point or complex dtype")
+    assert h["structures"] == ("tensor",)  # the annotation decides the structure
+    assert set(h["dtypes"]) == {"float16", "bfloat16", "float32", "float64", "complex64",
+                                "complex128"}

@@ -175,8 +175,9 @@ _FAMILY = {"float": ("float16", "bfloat16", "float32", "float64"),
            "bool": ("bool",), "complex": ("complex64", "complex128")}
 _DTYPE_LIST = re.compile(r"(?:Must be one of the following types|(?:of|with) type)\s*:?\s*"
                          r"((?:`?\w+`?\s*(?:,\s*(?:or\s+)?|\s+or\s+|\s+and\s+)?)+)", re.I)
-_ADJ_TENSOR = re.compile(r"\b(floating[- ]point|float|integer|int|integral|boolean|bool|"
-                         r"complex)\s+`?(?:tf\.)?(tensor|array|dtype)", re.I)
+_ADJ = r"(?:floating[- ]point|float|integer|int|integral|boolean|bool|complex)"
+_ADJ_TENSOR = re.compile(rf"\b({_ADJ}(?:\s*(?:,|or|and)\s*{_ADJ})*)\s+`?(?:tf\.)?"
+                         r"(tensor|array|dtype)", re.I)
 _TORCH_TENSOR_TYPES = {"longtensor": "int64", "inttensor": "int32", "floattensor": "float32",
                        "doubletensor": "float64", "booltensor": "bool", "bytetensor": "uint8",
                        "halftensor": "float16"}
@@ -192,12 +193,15 @@ def _dtypes(text: str) -> tuple[str, ...] | None:
     if m:
         return (_TORCH_TENSOR_TYPES[m.group(1).lower()],)
     m = _ADJ_TENSOR.search(text)
-    if m:
-        word = m.group(1).lower()
-        fam = ("float" if word.startswith(("float", "floating")) else
-               "int" if word.startswith("int") else
-               "bool" if word.startswith("bool") else "complex")
-        return tuple(d for d in _FAMILY[fam] if d in DTYPES)
+    if m:  # "a floating point or complex dtype": the union of the families named
+        out: list[str] = []
+        for word in re.findall(_ADJ, m.group(1), re.I):
+            word = word.lower()
+            fam = ("float" if word.startswith(("float", "floating")) else
+                   "int" if word.startswith("int") else
+                   "bool" if word.startswith("bool") else "complex")
+            out += [d for d in _FAMILY[fam] if d in DTYPES and d not in out]
+        return tuple(out)
     return None
 
 
@@ -466,7 +470,7 @@ def hints(text: str, open_bounds: bool = False) -> dict[str, Any]:
     if "none" in structures:
         optional = True
     adj = _ADJ_TENSOR.search(text)
-    if adj:
+    if adj and not m:  # no annotation: "a float dtype", "an integer tensor" say the kind
         noun = "dtype" if adj.group(2).lower() == "dtype" else "tensor"
         structures = [noun] + [s for s in structures if s != noun and not (
             noun == "dtype" and s in ("int", "float", "bool"))]
