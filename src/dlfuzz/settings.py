@@ -46,6 +46,7 @@ class CampaignSettings:
     generator: str = "adjust"  # api engine: random | typed | adjust | z3
     violate_share: float = 0.1  # api engine: share of inputs that break one constraint
     spec_files: tuple[str, ...] = ()  # api engine: format-2 spec files (empty: built-in)
+    specials: bool = True  # api engine: NaN/Inf/extreme values in generated tensors
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

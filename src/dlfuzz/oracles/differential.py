@@ -56,7 +56,12 @@ class DifferentialOracle(Oracle):
             verdicts = ctx.judge.verdicts(outcomes, ref)
             sound = [v.backend for v in verdicts if not v.guilty]
             for v in verdicts:
-                if v.guilty:
+                if v.guilty and _is_composition(case, ctx, v.backend):
+                    # A dlfuzz-written counterpart that disagrees with the reference is
+                    # the composition's fault until shown otherwise: counted, not blamed
+                    # on the library it is written in.
+                    ctx.stats["counterpart_disagreements"] += 1
+                elif v.guilty:
                     guilty.append((i, v, ref))
                     self._sound[(i, v.backend)] = _best_sound(v.backend, sound, ctx)
         suspects_of = self._localize(items, guilty, ctx)
@@ -113,6 +118,12 @@ class DifferentialOracle(Oracle):
                        signature_message=f"inputs {dtypes}", method=method,
                        reference_libraries=",".join(libraries),
                        ratio=float(min(verdict.ratio, 1e300)), **extra)
+
+
+def _is_composition(case: ApiCase, ctx: OracleContext, backend: str) -> bool:
+    call = case.call_for(ctx.library_of.get(backend, backend)) if hasattr(case, "call_for") \
+        else None
+    return call is not None and call.target.startswith("dlfuzz.")
 
 
 def _lemon_vote(outcomes: dict[str, Outcome], ref: Reference) -> tuple[tuple[str, object], ...]:

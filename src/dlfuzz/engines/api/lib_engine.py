@@ -53,11 +53,12 @@ class LibApiEngine:
 
     name = "api"
     case_kind = "api"
-    settings_keys = ("generator", "violate_share", "spec_files")
+    settings_keys = ("generator", "violate_share", "spec_files", "specials")
 
     def __init__(self, seed: int = 0, libraries: Sequence[str] = ("torch", "jax"),
                  apis: Iterable[str] | None = None, generator: str = "adjust",
                  violate_share: float = 0.1, spec_files: Sequence[str] = (),
+                 specials: bool = True,
                  specs: Mapping[str, LibSpec] | None = None,
                  counterparts: Mapping[str, Sequence[Any]] | None = None,
                  group_size: tuple[int, int] = GROUP_SIZE) -> None:
@@ -78,6 +79,7 @@ class LibApiEngine:
         self.names = sorted(table)
         self.mode = generator
         self.violate_share = violate_share
+        self.specials = specials
         self.group_size = group_size
         self.seed = seed
         self.counterparts = (dict(counterparts) if counterparts is not None
@@ -98,7 +100,8 @@ class LibApiEngine:
         entropy = [self.seed] if batch is None else [self.seed, batch]
         streams = np.random.SeedSequence(entropy).spawn(2)
         self.rng = np.random.default_rng(streams[0])
-        self.generator = LibGenerator(np.random.default_rng(streams[1]), mode=self.mode)
+        self.generator = LibGenerator(np.random.default_rng(streams[1]), mode=self.mode,
+                                      specials=self.specials)
         self._pending = []
 
     # ---- Engine protocol ----------------------------------------------------------------
@@ -204,16 +207,21 @@ class LibApiEngine:
     def _case(self, spec: LibSpec, draw: Any) -> ApiCase:
         from dlfuzz.engines.api.libgen import to_case
 
-        case = to_case(draw, self._pick_counterparts(spec))
+        case = to_case(draw, self._pick_counterparts(spec, draw.values))
         if len(self._draws) > 4096:
             self._draws.pop(next(iter(self._draws)))
         self._draws[case.id] = draw
         return case
 
-    def _pick_counterparts(self, spec: LibSpec) -> list[Any]:
-        """One validated counterpart per other library of the campaign, chosen at random."""
+    def _pick_counterparts(self, spec: LibSpec, values: Mapping[str, Any]) -> list[Any]:
+        """One validated counterpart per other library of the campaign, chosen at random
+        among those that apply to these values (validated dtypes, default-only
+        parameters left at their defaults)."""
         by_lib: dict[str, list[Any]] = {}
         for cp in self.counterparts.get(spec.api, ()):
+            applies = getattr(cp, "applies", None)
+            if applies is not None and not applies(values):
+                continue
             if cp.library in self.libraries and cp.library != spec.library:
                 by_lib.setdefault(cp.library, []).append(cp)
         return [cps[int(self.rng.integers(len(cps)))] for _, cps in sorted(by_lib.items())]

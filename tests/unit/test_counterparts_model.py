@@ -1,0 +1,231 @@
+"""Counterpart files and calls: loading, errors that name file/line/key, Call building,
+the same-name argument adapter, the compositions' shape arithmetic, the LLM runner."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from dlfuzz.cases import Call, DType, Ref
+from dlfuzz.engines.api import libspecs
+from dlfuzz.engines.api.counterparts import (
+    Counterpart,
+    NotApplicable,
+    dump,
+    load_counterparts,
+    load_file,
+)
+from dlfuzz.engines.api.counterparts.compose_common import (
+    pool_geometry,
+    same_padding,
+    torch_pad_pairs,
+    torch_softmax_dim,
+)
+from dlfuzz.engines.api.counterparts.llm_exec import run as llm_run
+from dlfuzz.engines.api.counterparts.same_name import Param, _doc_params, adapt
+from dlfuzz.errors import UsageError
+
+SUM = Counterpart(
+    "torch.sum", "tf", "same-name", "tensorflow.math.reduce_sum", args=("input", "dim"),
+    rename=(("input", "input_tensor"), ("dim", "axis"), ("keepdim", "keepdims")),
+    extra=(("keepdims", False),), drop=("out",), convert=(("dim", "tuple_or_none"),),
+    requires_default=(("dtype", None),), dtypes=("float32", "int64"),
+    evidence=(("inputs", 16),))
+
+
+def write(path: Path, entries: list, library: str = "torch", **head: object) -> Path:
+    doc = {"format": 1, "library": library, **head, "counterparts": entries}
+    path.write_text(json.dumps(doc, indent=1))
+    return path
+
+
+def test_dump_load_round_trip(tmp_path: Path) -> None:
+    llm = Counterpart("torch.sin", "jax", "llm", "f", args=("input",),
+                      code="def f(x):\n    import jax.numpy as jnp\n    return jnp.sin(x)\n")
+    mode = Counterpart("torch.sin", "torch-compile", "mode", "torch.sin", args=("input",))
+    path = tmp_path / "torch.json"
+    dump("torch", [SUM, llm, mode], path, rejected=[{"api": "torch.sin", "reason": "x"}],
+         header={"versions": {"torch": "2"}})
+    loaded = load_file(path)
+    assert set(loaded.counterparts) == {SUM, llm, mode}
+    assert loaded.rejected == ({"api": "torch.sin", "reason": "x"},)
+    again = next(c for c in loaded.counterparts if c.api == "torch.sum")
+    assert again.evidence_dict() == {"inputs": 16} and again.dtypes == ("float32", "int64")
+    # one counterpart per line: a refresh is a readable diff
+    assert sum(line.lstrip().startswith('{"api"') for line in path.read_text().splitlines()) == 4
+    table = load_counterparts("torch", path)
+    assert [c.kind for c in table["torch.sin"]] == ["mode", "llm"]
+
+
+def test_dtype_args_survive_the_file(tmp_path: Path) -> None:
+    cp = Counterpart("torch.sum", "jax", "same-name", "jax.numpy.sum", args=("input",),
+                     extra=(("dtype", DType("float64")),))
+    path = tmp_path / "torch.json"
+    dump("torch", [cp], path)
+    assert load_file(path).counterparts == (cp,)
+
+
+@pytest.mark.parametrize(("key", "value", "fix"), [
+    ("kind", "alias", "use one of"),
+    ("library", "numpy", "use one of"),
+    ("target", "jax numpy.sin", "dotted path"),
+    ("convert", {"dim": "tuplify"}, "use one of"),
+    ("args", ["input", 3], "parameter names"),
+    ("colour", "red", "unknown key"),
+])
+def test_bad_entries_name_file_line_key_and_fix(tmp_path: Path, key: str, value: object,
+                                                fix: str) -> None:
+    good = {"api": "torch.sin", "library": "jax", "kind": "same-name",
+            "target": "jax.numpy.sin"}
+    bad = dict(good, **{key: value})
+    path = tmp_path / "torch.json"
+    path.write_text('{"format": 1, "library": "torch",\n "counterparts": [\n  '
+                    + json.dumps(good) + ",\n  " + json.dumps(bad) + "]}\n")
+    with pytest.raises(UsageError) as err:
+        load_file(path)
+    text = str(err.value)
+    named = "'convert.dim'" if key == "convert" else repr(key)
+    assert f"{path}:4" in text and named in text and fix in text
+
+
+def test_file_level_errors(tmp_path: Path) -> None:
+    (tmp_path / "a.json").write_text('{"format": 1, "library": "torch", "counterparts": [}')
+    with pytest.raises(UsageError, match=r"a\.json:1:\d+: not valid JSON"):
+        load_file(tmp_path / "a.json")
+    with pytest.raises(UsageError, match="format"):
+        load_file(_raw(tmp_path / "b.json", {"format": 9, "library": "torch",
+                                             "counterparts": []}))
+    wrong = {"api": "jax.numpy.sin", "library": "torch", "kind": "same-name",
+             "target": "torch.sin"}
+    with pytest.raises(UsageError, match="move it to that library's file"):
+        load_file(write(tmp_path / "c.json", [wrong]))
+    with pytest.raises(UsageError, match="cannot read"):
+        load_file(tmp_path / "missing.json")
+    llm = {"api": "torch.sin", "library": "jax", "kind": "llm", "target": "f", "code": "x=1"}
+    with pytest.raises(UsageError, match="def f"):
+        load_file(write(tmp_path / "d.json", [llm]))
+
+
+def _raw(path: Path, doc: dict) -> Path:
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_call_positional_rename_extra_convert_drop() -> None:
+    values = {"input": Ref(0), "dim": 1, "keepdim": True, "out": Ref(1)}
+    call = SUM.call(values)
+    assert call == Call("tensorflow.math.reduce_sum", (Ref(0), (1,)), (("keepdims", True),))
+    # a left-out positional parameter: the rest go by keyword, defaults from extra
+    call = SUM.call({"input": Ref(0)})
+    assert call == Call("tensorflow.math.reduce_sum", (Ref(0),), (("keepdims", False),))
+    # a parameter the counterpart cannot express, away from its default
+    assert SUM.applies({"input": Ref(0), "dtype": None})
+    assert not SUM.applies({"input": Ref(0), "dtype": DType("float64")})
+    with pytest.raises(NotApplicable, match="dtype"):
+        SUM.call({"input": Ref(0), "dtype": DType("float64")})
+
+
+def test_extra_default_never_repeats_a_positional_value() -> None:
+    cp = Counterpart("torch.std", "jax", "same-name", "jax.numpy.std",
+                     args=("input", "dim"), rename=(("dim", "axis"),),
+                     extra=(("axis", None), ("ddof", 1)))
+    call = cp.call({"input": Ref(0), "dim": 0})
+    assert call.args == (Ref(0), 0) and dict(call.kwargs) == {"ddof": 1}
+
+
+def test_applies_checks_validated_dtypes() -> None:
+    import numpy as np
+
+    assert SUM.applies({"input": np.zeros(3, np.float32)})
+    assert not SUM.applies({"input": np.zeros(3, np.float16)})
+    assert SUM.applies({"input": Ref(0)})  # a Ref carries no dtype: only defaults checked
+
+
+def test_spread_precision_llm_and_mode_calls() -> None:
+    cat = Counterpart("torch.broadcast_tensors", "jax", "same-name",
+                      "jax.numpy.broadcast_arrays", args=("*tensors",))
+    assert cat.call({"tensors": (Ref(0), Ref(1))}).args == (Ref(0), Ref(1))
+    prec = Counterpart("torch.sin", "torch", "precision", "torch.sin", args=("input",))
+    call = prec.call({"input": Ref(0)})
+    assert call.target.endswith("precision.run_torch") and call.args == ("torch.sin", Ref(0))
+    llm = Counterpart("torch.sin", "jax", "llm", "f", args=("input",), code="def f(x): ...")
+    call = llm.call({"input": Ref(0)})
+    assert call.target.endswith("llm_exec.run") and call.args[1:] == ("f", Ref(0))
+    mode = Counterpart("torch.sin", "torch-compile", "mode", "torch.sin", args=("input",))
+    assert mode.worker_library == "torch" and mode.call({"input": Ref(0)}).target == "torch.sin"
+
+
+def test_llm_runner_executes_each_source_once() -> None:
+    code = "calls = []\ndef f(a, b=2):\n    calls.append(a)\n    return a * b\n"
+    assert llm_run(code, "f", 3) == 6 and llm_run(code, "f", 4, b=1) == 4
+    from dlfuzz.engines.api.counterparts.llm_exec import function
+
+    assert function(code, "f").__globals__["calls"] == [3, 4]  # one namespace, reused
+    with pytest.raises(NameError):
+        llm_run(code, "g", 1)
+
+
+def _spec(tmp: Path, api: str, params: list[dict]) -> libspecs.LibSpec:
+    doc = {"format": 2, "library": "torch", "apis": [{"api": api, "params": params}]}
+    return libspecs.load_file(_raw(tmp / f"{api}.json", doc))[0]
+
+
+def test_adapter_renames_synonyms_and_keeps_defaults(tmp_path: Path) -> None:
+    spec = _spec(tmp_path, "torch.std", [
+        {"name": "input", "type": ["tensor"]},
+        {"name": "dim", "type": ["int", "none"], "optional": True, "default": None},
+        {"name": "correction", "type": ["int"], "optional": True, "default": 1},
+        {"name": "keepdim", "type": ["bool"], "optional": True, "default": False},
+        {"name": "out", "type": ["tensor", "none"], "optional": True, "default": None}])
+    target = [Param("a", True, True), Param("axis", True, True, required=False, default=None),
+              Param("dtype", True, True, required=False, default=None),
+              Param("out", True, True, required=False, default=None),
+              Param("ddof", True, True, required=False, default=0),
+              Param("keepdims", True, True, required=False, default=False)]
+    cp = adapt(spec, "jax.numpy.std", "jax", target)
+    assert cp is not None
+    assert cp.args == ("input", "dim")
+    assert dict(cp.rename) == {"input": "a", "dim": "axis", "correction": "ddof",
+                               "keepdim": "keepdims"}
+    assert dict(cp.extra) == {"ddof": 1}  # torch's default correction differs from jax's
+    assert cp.drop == ("out",) and cp.requires_default == ()
+
+
+def test_adapter_lost_parameters_and_impossible_matches(tmp_path: Path) -> None:
+    spec = _spec(tmp_path, "torch.sum", [
+        {"name": "input", "type": ["tensor"]},
+        {"name": "dtype", "type": ["dtype", "none"], "optional": True, "default": None}])
+    cp = adapt(spec, "tensorflow.math.reduce_sum", "tf",
+               [Param("input_tensor", True, True),
+                Param("axis", True, True, required=False, default=None)])
+    assert cp is not None and cp.requires_default == (("dtype", None),)
+    # a required target parameter nothing maps to: no candidate
+    assert adapt(spec, "jax.lax.reduce_sum", "jax",
+                 [Param("operand", True, True), Param("axes", True, True)]) is None
+    # a positional-only target parameter after a gap cannot be reached
+    two = _spec(tmp_path, "torch.add", [{"name": "input", "type": ["tensor"]},
+                              {"name": "other", "type": ["tensor"]}])
+    cp = adapt(two, "jax.numpy.add", "jax", [Param("x", True, False), Param("y", True, False)])
+    assert cp is not None and cp.args == ("input", "other")
+
+
+def test_torch_doc_signatures() -> None:
+    params = _doc_params("sum(input, dim, keepdim=False, *, dtype=None) -> Tensor\n\nSums")
+    assert [(p.name, p.positional, p.required, p.default) for p in params][:3] == [
+        ("input", True, True, params[0].default), ("dim", True, True, params[1].default),
+        ("keepdim", True, False, False)]
+    assert params[3].name == "dtype" and not params[3].positional
+
+
+def test_pool_and_padding_geometry() -> None:
+    # torch: L=7, k=3, s=2, p=1: floor gives 4 windows, the last ending at the padding
+    assert pool_geometry(7, 3, 2, 1, 1, ceil_mode=False) == (4, 1)
+    # ceil_mode adds a window only if it starts inside input + left padding
+    assert pool_geometry(6, 3, 2, 1, 1, ceil_mode=True) == (4, 2)
+    assert pool_geometry(5, 2, 2, 0, 1, ceil_mode=True) == (3, 1)
+    assert pool_geometry(5, 2, 2, 0, 1, ceil_mode=False) == (2, -1)
+    assert same_padding(7, 3, 2) == (1, 1) and same_padding(6, 3, 2) == (0, 1)
+    assert torch_pad_pairs([1, 2, 3, 4], 3) == [(0, 0), (3, 4), (1, 2)]
+    assert [torch_softmax_dim(n, None) for n in (0, 1, 2, 3, 4)] == [0, 0, 1, 0, 1]
