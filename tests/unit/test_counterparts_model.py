@@ -229,3 +229,57 @@ def test_pool_and_padding_geometry() -> None:
     assert same_padding(7, 3, 2) == (1, 1) and same_padding(6, 3, 2) == (0, 1)
     assert torch_pad_pairs([1, 2, 3, 4], 3) == [(0, 0), (3, 4), (1, 2)]
     assert [torch_softmax_dim(n, None) for n in (0, 1, 2, 3, 4)] == [0, 0, 1, 0, 1]
+
+
+def _ok(backend: str, *arrays: object) -> object:
+    import numpy as np
+
+    from dlfuzz.cases import Outcome, Tensor
+
+    return Outcome(backend, "ok", tuple(Tensor.from_numpy(np.asarray(a)) for a in arrays))
+
+
+def test_decision_rules(tmp_path: Path) -> None:
+    """Five agreeing inputs per dtype; a core-dtype mismatch rejects; a half-precision one
+    only drops the dtype; a third library agreeing with the candidate outvotes the API."""
+    import numpy as np
+
+    from dlfuzz.engines.api.counterparts.inputs import make_input
+    from dlfuzz.engines.api.counterparts.validate import Validator, Verdict
+
+    spec = _spec(tmp_path, "torch.sin", [{"name": "input", "type": ["tensor"]}])
+    val = Validator({"torch.sin": spec})
+    cp = Counterpart("torch.sin", "jax", "same-name", "jax.numpy.sin", args=("input",))
+
+    def runs(dtype: str, bad: int | None, shape_bad: bool = False) -> list:
+        out = []
+        for i in range(6):
+            x = make_input(spec, {"input": np.full((2,), i, dtype)}, frozenset())
+            val.outcomes[id(x)] = _ok("torch", np.full((2,), i, np.float64))
+            wrong = i == bad
+            got = np.full((3,) if wrong and shape_bad else (2,), i + (5.0 if wrong else 0.0))
+            out.append((x, _ok("jax", got)))
+        return out
+
+    def decide(items: list) -> Verdict:
+        v = Verdict(cp)
+        val._decide(v, items, "")
+        return v
+
+    v = decide(runs("float32", None) + runs("float16", None))
+    assert v.accepted is not None and v.accepted.dtypes == ("float16", "float32")
+    ev = v.accepted.evidence_dict()
+    assert ev["per_dtype"] == {"float16": 6, "float32": 6} and ev["max_deviation"] == 0.0
+    v = decide(runs("float32", None) + runs("float16", 2))
+    assert v.accepted is not None and v.accepted.dtypes == ("float32",)
+    assert "float16" in v.accepted.evidence_dict()["excluded_dtypes"]
+    assert decide(runs("float32", 2) + runs("float16", None)).accepted is None
+    assert decide(runs("float32", None)[:4]).accepted is None  # fewer than five inputs
+    # the API's shape is wrong on one input and a TF implementation agrees with jax
+    items = runs("float32", 3, shape_bad=True)
+    assert decide(items).accepted is None
+    bad_input, bad_out = items[3]
+    val._votes[id(bad_input)].append(("tf", bad_out))
+    items += [runs("float32", None)[0]]  # so that five inputs still agree
+    v = decide(items)
+    assert v.accepted is not None and v.outvoted and "structure" in v.outvoted[0]

@@ -10,6 +10,8 @@ algorithm from either library's pooling kernels.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any
 
 from dlfuzz.engines.api.counterparts.compose_common import (
@@ -18,7 +20,30 @@ from dlfuzz.engines.api.counterparts.compose_common import (
     pool_geometry,
     torch_pad_pairs,
     torch_softmax_dim,
+    window_count,
 )
+
+
+def wide(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Compute a half-precision (float16/bfloat16) call in float32 and round the result
+    back, as torch's CPU kernels accumulate these dtypes (see ``compose_jax.wide``)."""
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        import tensorflow as tf
+
+        half = (tf.float16, tf.bfloat16)
+        low = [v.dtype for v in (*args, *kwargs.values())
+               if isinstance(v, tf.Tensor) and v.dtype in half]
+        if not low:
+            return fn(*args, **kwargs)
+
+        def up(v: Any) -> Any:
+            return tf.cast(v, tf.float32) if isinstance(v, tf.Tensor) and v.dtype in half \
+                else v
+
+        out = fn(*map(up, args), **{k: up(v) for k, v in kwargs.items()})
+        return tf.cast(out, low[0]) if out.dtype == tf.float32 else out
+    return run
 
 
 def _perm_last(ndim: int) -> list[int]:
@@ -50,6 +75,11 @@ def _torch_conv(n: int, input: Any, weight: Any, bias: Any, stride: Any, padding
             for i in range(n)]
     else:
         pads = [(p, p) for p in ntuple(padding, n)]
+    if x.shape[1] == 0 or weight.shape[1] == 0:  # no input channels: only the bias is left
+        size = [window_count(x.shape[2 + i], k[i], s[i], d[i], *pads[i]) for i in range(n)]
+        out = tf.zeros([x.shape[0], weight.shape[0], *size], x.dtype)
+        out = out if bias is None else out + tf.reshape(bias, [1, -1] + [1] * n)
+        return out[0] if unbatched else out
     x = tf.transpose(x, _perm_last(n + 2))
     x = tf.pad(x, [(0, 0), *pads, (0, 0)])
     w = tf.transpose(weight, [*range(2, n + 2), 1, 0])  # (O, I, *k) -> (*k, I, O)
@@ -65,12 +95,14 @@ def _torch_conv(n: int, input: Any, weight: Any, bias: Any, stride: Any, padding
 
 
 @composes("torch.nn.functional.conv1d")
+@wide
 def torch_conv1d(input: Any, weight: Any, bias: Any = None, stride: Any = 1,
                  padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Any:
     return _torch_conv(1, input, weight, bias, stride, padding, dilation, groups)
 
 
 @composes("torch.nn.functional.conv2d")
+@wide
 def torch_conv2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1,
                  padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Any:
     return _torch_conv(2, input, weight, bias, stride, padding, dilation, groups)
@@ -141,6 +173,10 @@ def _torch_avg_pool(n: int, input: Any, kernel_size: Any, stride: Any, padding: 
 
     k, s, p, d, outs, after = _geometry(input.shape, n, kernel_size, stride, padding, 1,
                                         ceil_mode)
+    if input.dtype.is_integer:  # torch: C++ integer division of the sum, toward zero
+        exact = _torch_avg_pool(n, tf.cast(input, tf.float64), kernel_size, stride, padding,
+                                ceil_mode, count_include_pad, divisor_override)
+        return tf.cast(exact, input.dtype)  # a float-to-int cast truncates
     total = tf.add_n(_views(_padded(input, n, p, after, 0), n, k, s, d, outs))
     if divisor_override:
         return total / tf.cast(divisor_override, total.dtype)
@@ -186,21 +222,26 @@ def _softmax(x: Any, dim: Any, dtype: Any, log: bool) -> Any:
 
 
 @composes("torch.nn.functional.softmax", "torch.softmax", "torch.special.softmax")
+@wide
 def torch_softmax(input: Any, dim: Any = None, dtype: Any = None, _stacklevel: int = 3) -> Any:
     return _softmax(input, dim, dtype, log=False)
 
 
 @composes("torch.nn.functional.log_softmax", "torch.log_softmax", "torch.special.log_softmax")
+@wide
 def torch_log_softmax(input: Any, dim: Any = None, dtype: Any = None,
                       _stacklevel: int = 3) -> Any:
     return _softmax(input, dim, dtype, log=True)
 
 
 @composes("torch.nn.functional.normalize")
+@wide
 def torch_normalize(input: Any, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
                     out: Any = None) -> Any:
     import tensorflow as tf
 
+    if len(input.shape) == 0:
+        return torch_normalize(input[None], p, 0, eps)[0]
     a = tf.abs(input)
     if p == float("inf"):
         norm = tf.reduce_max(a, axis=dim, keepdims=True)
@@ -216,6 +257,7 @@ def torch_normalize(input: Any, p: float = 2.0, dim: int = 1, eps: float = 1e-12
 
 
 @composes("torch.nn.functional.layer_norm")
+@wide
 def torch_layer_norm(input: Any, normalized_shape: Any, weight: Any = None, bias: Any = None,
                      eps: float = 1e-5) -> Any:
     import tensorflow as tf
@@ -227,11 +269,12 @@ def torch_layer_norm(input: Any, normalized_shape: Any, weight: Any = None, bias
 
 
 @composes("torch.nn.functional.one_hot")
-def torch_one_hot(tensor: Any, num_classes: int = -1) -> Any:
+def torch_one_hot(input: Any = None, num_classes: int = -1, tensor: Any = None) -> Any:
     import tensorflow as tf
 
-    n = int(tf.reduce_max(tensor)) + 1 if num_classes == -1 else num_classes
-    return tf.one_hot(tensor, n, dtype=tf.int64)
+    x = input if input is not None else tensor  # the docs say tensor, the binding input
+    n = int(tf.reduce_max(x)) + 1 if num_classes == -1 else num_classes
+    return tf.one_hot(x, n, dtype=tf.int64)
 
 
 @composes("torch.nn.functional.pad")
@@ -241,6 +284,8 @@ def torch_pad(input: Any, pad: Any, mode: str = "constant", value: Any = None) -
     rank = len(input.shape)
     pairs = torch_pad_pairs(pad, rank)
     if mode == "constant":
+        if value is not None and input.dtype.is_integer:
+            value = int(value)  # torch casts the fill value: truncation
         grown = tf.pad(input, [(max(a, 0), max(b, 0)) for a, b in pairs],
                        constant_values=0 if value is None else value)
         return grown[tuple(slice(-min(a, 0), grown.shape[i] + min(b, 0))
@@ -261,6 +306,7 @@ def torch_pad(input: Any, pad: Any, mode: str = "constant", value: Any = None) -
 
 
 @composes("torch.logcumsumexp", "torch.special.logcumsumexp")
+@wide
 def torch_logcumsumexp(input: Any, dim: int) -> Any:
     import tensorflow as tf
 
@@ -270,6 +316,7 @@ def torch_logcumsumexp(input: Any, dim: int) -> Any:
 
 
 @composes("torch.nn.functional.linear")
+@wide
 def torch_linear(input: Any, weight: Any, bias: Any = None) -> Any:
     import tensorflow as tf
 
@@ -290,6 +337,7 @@ def torch_embedding(input: Any, weight: Any, padding_idx: Any = None, max_norm: 
 
 
 @composes("torch.nn.functional.gelu")
+@wide
 def torch_gelu(input: Any, approximate: str = "none") -> Any:
     import tensorflow as tf
 
@@ -310,6 +358,7 @@ _LOSS_DEFAULTS = {"size_average": None, "reduce": None}
 
 
 @composes("torch.nn.functional.mse_loss", requires_default=_LOSS_DEFAULTS)
+@wide
 def torch_mse_loss(input: Any, target: Any, size_average: Any = None, reduce: Any = None,
                    reduction: str = "mean", weight: Any = None) -> Any:
     import tensorflow as tf
@@ -318,6 +367,7 @@ def torch_mse_loss(input: Any, target: Any, size_average: Any = None, reduce: An
 
 
 @composes("torch.nn.functional.l1_loss", requires_default=_LOSS_DEFAULTS)
+@wide
 def torch_l1_loss(input: Any, target: Any, size_average: Any = None, reduce: Any = None,
                   reduction: str = "mean", weight: Any = None) -> Any:
     import tensorflow as tf
@@ -441,3 +491,37 @@ def lax_conv(lhs: Any, rhs: Any, window_strides: Any, padding: Any,
     out = tf.nn.convolution(x, w, strides=list(window_strides), padding=mode)
     return tf.transpose(out, _perm_first(n + 2))
 
+
+
+@composes("torch.nn.functional.pixel_shuffle")
+def torch_pixel_shuffle(input: Any, upscale_factor: int) -> Any:
+    import tensorflow as tf
+
+    r = int(upscale_factor)
+    *lead, c, h, w = input.shape
+    n = len(lead)
+    x = tf.reshape(input, [*lead, c // (r * r), r, r, h, w])
+    x = tf.transpose(x, [*range(n), n, n + 3, n + 1, n + 4, n + 2])
+    return tf.reshape(x, [*lead, c // (r * r), h * r, w * r])
+
+
+@composes("torch.nn.functional.pixel_unshuffle")
+def torch_pixel_unshuffle(input: Any, downscale_factor: int) -> Any:
+    import tensorflow as tf
+
+    r = int(downscale_factor)
+    *lead, c, h, w = input.shape
+    n = len(lead)
+    x = tf.reshape(input, [*lead, c, h // r, r, w // r, r])
+    x = tf.transpose(x, [*range(n), n, n + 2, n + 4, n + 1, n + 3])
+    return tf.reshape(x, [*lead, c * r * r, h // r, w // r])
+
+
+@composes("torch.nn.functional.threshold", requires_default={"inplace": False})
+def torch_threshold(input: Any, threshold: float, value: float, inplace: bool = False) -> Any:
+    import tensorflow as tf
+
+    if input.dtype.is_integer:  # torch casts both scalars: truncation
+        threshold, value = int(threshold), int(value)
+    return tf.where(input > tf.cast(threshold, input.dtype), input,
+                    tf.cast(value, input.dtype))

@@ -174,19 +174,28 @@ _FFTN = {"params": {"a": {"rank": [1, 4]},
                     "axes": {"length": [1, 3]}},
          "constraints": ["s is None or axes is None or len(s) == len(axes)",
                          "s is None or len(s) <= a.ndims"]}
-_QUANT = {"drop": ["weights"], "params": {"q": {"rank": [0, 1], "domain": [0.0, 1.0]}}}
-_PCT = {"drop": ["weights"], "params": {"q": {"rank": [0, 1], "domain": [0.0, 100.0]}}}
-_HIST = {"drop": ["weights", "range"], "params": {"bins": {"type": ["int"], "range": [1, 5]}}}
+_QUANT = {"drop": ["weights"], "params": {"q": {"rank": [0, 1], "domain": [0.0, 1.0]}},
+          "constraints": ["a.num_element > 0"]}
+_PCT = {**_QUANT, "params": {"q": {"rank": [0, 1], "domain": [0.0, 100.0]}}}
+_HIST = {"drop": ["weights", "range"], "params": {"bins": {"type": ["int"], "range": [1, 5]}},
+         "constraints": ["a.num_element > 0"]}
 _SPACE = {"params": {"start": FLOAT, "stop": FLOAT, "num": {"range": [0, 6]}},
           "drop": ["axis"]}
 
 HINTS: dict[str, dict[str, Any]] = {
+    # 1-D arguments (entries below for the same APIs add to these)
+    **{f"jax.numpy.{n}": {"params": {a: VEC for a in args}} for n, args in (
+        ("polyadd", ("a1", "a2")), ("polysub", ("a1", "a2")), ("polymul", ("a1", "a2")),
+        ("polydiv", ("u", "v")), ("polyder", ("p",)), ("polyint", ("p",)),
+        ("polyval", ("p",)), ("roots", ("p",)), ("poly", ("seq_of_zeros",)),
+        ("convolve", ("a", "v")), ("correlate", ("a", "v")), ("vander", ("x",)))},
     # ---- creation: scalar arguments ----
     "jax.numpy.array": {"params": {"object": {"type": ["tensor"]}}},
     "jax.numpy.pad": {"params": {"pad_width": {"type": ["int"], "range": [0, 2]},
                                  "mode": {"type": ["str"], "values": [
                                      "constant", "edge", "wrap", "linear_ramp", "maximum",
-                                     "mean", "minimum"]}}},
+                                     "mean", "minimum"]}},
+                     "constraints": ["mode == 'constant' or array.num_element > 0"]},
     "jax.lax.empty": {"params": {"dtype": {"type": ["dtype"]}}, "random": True,
                       "notes": "contents unspecified"},
     "jax.numpy.arange": {"params": {"start": {"type": ["int", "float"], "range": [-5, 5]},
@@ -203,13 +212,14 @@ HINTS: dict[str, dict[str, Any]] = {
     # ---- indexing, sorting, selection ----
     "jax.numpy.partition": {"constraints": ["kth < a.shape[axis]"]},
     "jax.numpy.argpartition": {"constraints": ["kth < a.shape[axis]"]},
-    "jax.numpy.take_along_axis": {"params": {"axis": INT_SCALAR},
+    "jax.numpy.take_along_axis": {"params": {"axis": INT_SCALAR, "arr": {"rank": [1, 4]}},
                                   "constraints": _same_but("arr", "indices", "axis")},
     "jax.numpy.put_along_axis": {"params": {**INPLACE_FALSE, "axis": INT_SCALAR,
-                                            "values": SCALAR},
+                                            "values": SCALAR, "arr": {"rank": [1, 4]}},
                                  "constraints": _same_but("arr", "indices", "axis")},
-    "jax.numpy.compress": {"params": {"axis": INT_SCALAR},
-                           "constraints": ["condition.shape[0] <= a.shape[axis]"]},
+    "jax.numpy.compress": {"constraints": [
+        "axis is None or condition.shape[0] <= a.shape[axis]",
+        "axis is not None or condition.shape[0] <= a.num_element"]},
     "jax.numpy.searchsorted": {"params": {"a": VEC}, "drop": ["sorter"]},
     "jax.numpy.choose": {"params": {"a": {"dtypes": ["int32", "int64"], "domain": [0, 3]},
                                     "mode": MODE},
@@ -227,8 +237,12 @@ HINTS: dict[str, dict[str, Any]] = {
     "jax.numpy.delete": {"params": {"obj": {"type": ["int"], "range": [0, 2]}},
                          "constraints": ["axis is None or obj < arr.shape[axis]",
                                          "axis is not None or obj < arr.num_element"]},
-    "jax.numpy.fill_diagonal": {"params": INPLACE_FALSE},
-    "jax.numpy.put": {"params": {**INPLACE_FALSE, "ind": {"domain": [0, 0]}, "mode": MODE}},
+    "jax.numpy.fill_diagonal": {"params": {**INPLACE_FALSE, "a": {"rank": [2, 2]},
+                                           "val": SCALAR}, "drop": ["wrap"],
+                                "constraints": ["a.shape[0] == a.shape[1]"]},
+    "jax.numpy.take": {"constraints": ["a.num_element > 0"]},
+    "jax.numpy.put": {"params": {**INPLACE_FALSE, "ind": {"domain": [0, 0]}, "mode": MODE,
+                                 "v": SCALAR}},
     "jax.numpy.place": {"params": INPLACE_FALSE, "constraints": [
         "mask.ndims == arr.ndims"] + [f"mask.shape[{i}] == arr.shape[{i}] or arr.ndims <= {i}"
                                       for i in range(4)]},
@@ -256,6 +270,10 @@ HINTS: dict[str, dict[str, Any]] = {
         "axis1 != axis2 and axis1 - axis2 != a.ndims and axis2 - axis1 != a.ndims"]},
     "jax.numpy.diagonal": {"constraints": [
         "axis1 != axis2 and axis1 - axis2 != a.ndims and axis2 - axis1 != a.ndims"]},
+    "jax.numpy.permute_dims": {"params": {"axes": {"length": [0, 4], "range": [0, 3]}},
+                               "constraints": ["len(axes) == a.ndims"]},
+    "jax.numpy.transpose": {"params": {"axes": {"length": [0, 4], "range": [0, 3]}},
+                            "constraints": ["axes is None or len(axes) == a.ndims"]},
     "jax.numpy.moveaxis": {"params": {"source": INT_SCALAR, "destination": INT_SCALAR}},
     "jax.numpy.rollaxis": {"constraints": ["start >= -a.ndims and start <= a.ndims"]},
     "jax.numpy.squeeze": {"params": {"axis": {"type": ["int", "none"]}},
@@ -294,6 +312,18 @@ HINTS: dict[str, dict[str, Any]] = {
     **{f"jax.numpy.{n}": _reduce_nonempty(initial=False) for n in (
         "ptp", "argmax", "argmin", "nanargmax", "nanargmin")},
     "jax.numpy.average": {"drop": ["weights"]},
+    **{f"jax.numpy.{n}": {"constraints": [
+        "a.dtype not in ('complex64', 'complex128') or dtype is None or "
+        "dtype in ('complex64', 'complex128')"]} for n in ("var", "std", "nanvar", "nanstd")},
+    **{f"jax.numpy.{n}": {"constraints": ["a.num_element > 0"]} for n in (
+        "median", "nanmedian")},
+    **{f"jax.numpy.{n}": {"constraints": [
+        "decimals >= 0 or a.dtype in ('float16', 'bfloat16', 'float32', 'float64', "
+        "'complex64', 'complex128')"]} for n in ("round", "around")},
+    **{f"jax.numpy.{n}": {"constraints": [
+        "x1.dtype in ('float16', 'bfloat16', 'float32', 'float64', 'complex64', 'complex128')"
+        " or x2.dtype in ('float16', 'bfloat16', 'float32', 'float64', 'complex64', "
+        "'complex128') or x2.min >= 0"]} for n in ("power", "pow")},
     "jax.numpy.gradient": {"drop": ["varargs"], "params": {"axis": INT_SCALAR},
                            "constraints": ["f.shape[axis] >= 2"]},
     "jax.numpy.trapezoid": {"drop": ["x"], "params": {"dx": FLOAT}},
@@ -303,9 +333,10 @@ HINTS: dict[str, dict[str, Any]] = {
     "jax.numpy.percentile": _PCT, "jax.numpy.nanpercentile": _PCT,
     "jax.numpy.histogram": _HIST, "jax.numpy.histogram_bin_edges": _HIST,
     "jax.numpy.histogram2d": {**_HIST, "params": {**_HIST["params"], "x": VEC, "y": VEC},
-                              "constraints": ["x.shape[0] == y.shape[0]"]},
+                              "constraints": ["x.shape[0] == y.shape[0]", "x.shape[0] > 0"]},
     "jax.numpy.histogramdd": {**_HIST, "params": {**_HIST["params"],
-                                                  "sample": {"rank": [2, 2]}}},
+                                                  "sample": {"rank": [2, 2]}},
+                              "constraints": ["sample.num_element > 0"]},
     "jax.numpy.cov": {"drop": ["y", "fweights", "aweights"], "params": {"m": {"rank": [1, 2]}}},
     "jax.numpy.corrcoef": {"drop": ["y"], "params": {"x": {"rank": [1, 2]}}},
     "jax.numpy.bincount": {"params": {"x": {"dtypes": ["int32", "int64"], "domain": [0, 6],
@@ -319,18 +350,20 @@ HINTS: dict[str, dict[str, Any]] = {
                                     "left": {"type": ["none", "float"]},
                                     "right": {"type": ["none", "float"]},
                                     "period": {"type": ["none", "float"], "range": [1, 7]}},
-                         "constraints": ["xp.shape[0] == fp.shape[0]"]},
+                         "constraints": ["xp.shape[0] == fp.shape[0]", "xp.shape[0] > 0"]},
     "jax.numpy.ldexp": {"params": {"x2": {"dtypes": ["int32", "int64"], "domain": [-4, 4]}},
                         "broadcast": [["x1", "x2"]]},
     "jax.numpy.heaviside": {"broadcast": [["x1", "x2"]]},
-    "jax.numpy.polyint": {"params": {"k": {"type": ["none", "float"]}}},
-    "jax.numpy.polyfit": {"drop": ["w"], "params": {"deg": {"range": [0, 3]}},
+    "jax.numpy.polyint": {"params": {"k": {"type": ["none", "float"]}, "p": VEC},
+                          "constraints": ["k is None or m >= 1"]},
+    "jax.numpy.polyadd": {"params": {"a1": VEC, "a2": VEC},
+                          "constraints": ["a1.num_element > 0", "a2.num_element > 0"]},
+    "jax.numpy.polysub": {"params": {"a1": VEC, "a2": VEC},
+                          "constraints": ["a1.num_element > 0", "a2.num_element > 0"]},
+    "jax.numpy.polyfit": {"drop": ["w"], "params": {
+        "deg": {"range": [0, 3]}, "x": {"dtypes": ["float32", "float64"], "rank": [1, 1]},
+        "y": {"dtypes": ["float32", "float64"], "rank": [1, 1]}},
                           "constraints": ["x.shape[0] == y.shape[0]"]},
-    **{f"jax.numpy.{n}": {"params": {a: VEC for a in args}} for n, args in (
-        ("polyadd", ("a1", "a2")), ("polysub", ("a1", "a2")), ("polymul", ("a1", "a2")),
-        ("polydiv", ("u", "v")), ("polyder", ("p",)), ("polyint", ("p",)),
-        ("polyval", ("p",)), ("roots", ("p",)), ("poly", ("seq_of_zeros",)),
-        ("convolve", ("a", "v")), ("correlate", ("a", "v")), ("vander", ("x",)))},
     # ---- products ----
     "jax.numpy.dot": {"constraints": [
         "a.shape[-1] == (b.shape[-2] if b.ndims >= 2 else b.shape[0]) or a.ndims == 0 "

@@ -28,7 +28,7 @@ def _conv(lhs_rank: tuple[int, int] = (3, 5), nhwc: bool = False) -> list[str]:
     """Kernels no larger than the input along every spatial dimension, one dtype, one
     stride per spatial dimension (checked by XLA, not by the Python shape rule)."""
     first = 1 if nhwc else 2
-    out = ["lhs.ndims == rhs.ndims", "lhs.dtype == rhs.dtype"]
+    out = ["lhs.ndims == rhs.ndims", "lhs.dtype == rhs.dtype", "rhs.num_element > 0"]
     for i in range(lhs_rank[1] - 2):
         out.append(f"rhs.shape[{first + i - (1 if nhwc else 0)}] <= lhs.shape[{first + i}] "
                    f"or lhs.ndims <= {first + i + (1 if nhwc else 0)}")
@@ -36,6 +36,7 @@ def _conv(lhs_rank: tuple[int, int] = (3, 5), nhwc: bool = False) -> list[str]:
 
 
 _DIL = {"type": ["ints", "none"], "range": [1, 2]}
+_LAPACK = ["float32", "float64", "complex64", "complex128"]  # no half types in LAPACK calls
 _PAD = {"type": ["str"], "values": ["SAME", "VALID"]}
 _CUM = {"params": {"operand": {"rank": [1, 4]}}}
 
@@ -76,7 +77,7 @@ LAX: dict[str, dict[str, Any]] = {
                    "window_strides": {"range": [1, 3]}, "padding": _PAD,
                    "rhs_dilation": _DIL},
         "drop": ["dimension_numbers", "lhs_dilation"],
-        "constraints": ["len(filter_shape) == lhs.ndims - 2",
+        "constraints": ["lhs.shape[1] >= 1", "len(filter_shape) == lhs.ndims - 2",
                         "len(window_strides) == lhs.ndims - 2",
                         "rhs_dilation is None or len(rhs_dilation) == lhs.ndims - 2"] + [
             f"filter_shape[{i}] <= lhs.shape[{i + 2}] or lhs.ndims <= {i + 2}"
@@ -213,17 +214,18 @@ LAX: dict[str, dict[str, Any]] = {
         f"slice_sizes[{i}] <= operand.shape[{i}] or operand.ndims <= {i}" for i in range(4)]},
     "jax.lax.dynamic_update_slice": {
         "params": {"start_indices": {**INT_INDEX, "count": [0, 4]}},
-        "constraints": [f"update.shape[{i}] <= operand.shape[{i}] or operand.ndims <= {i}"
+        "constraints": ["update.dtype == operand.dtype"] + [f"update.shape[{i}] <= operand.shape[{i}] or operand.ndims <= {i}"
                         for i in range(4)]},
     "jax.lax.dynamic_update_index_in_dim": {
         "params": {"index": INT_INDEX},
-        "constraints": ["update.ndims == operand.ndims", "update.shape[axis] == 1",
+        "constraints": ["update.dtype == operand.dtype",
+                        "update.ndims == operand.ndims", "update.shape[axis] == 1",
                         "operand.shape[axis] > 0"] + [
             f"update.shape[{i}] == operand.shape[{i}] or {i} == axis or operand.ndims <= {i}"
             for i in range(4)]},
     "jax.lax.dynamic_update_slice_in_dim": {
         "params": {"start_index": INT_INDEX},
-        "constraints": ["update.ndims == operand.ndims",
+        "constraints": ["update.dtype == operand.dtype", "update.ndims == operand.ndims",
                         "update.shape[axis] <= operand.shape[axis]"] + [
             f"update.shape[{i}] == operand.shape[{i}] or {i} == axis or operand.ndims <= {i}"
             for i in range(4)]},
@@ -231,8 +233,10 @@ LAX: dict[str, dict[str, Any]] = {
                                                "domain": [0, 0],
                                                "rank": [1, 1], "count": [1, 2]},
                                       "axes": {"length": [1, 2]}},
-                           "constraints": ["len(idxs) == len(axes)"]},
+                           "constraints": ["len(idxs) == len(axes)",
+                                           "axes[1] > axes[0] or len(axes) < 2"]},
     "jax.lax.select": {"constraints": _same_shape("on_false", "on_true") + [
+        "on_false.dtype == on_true.dtype",
         "pred.ndims == 0 or pred.ndims == on_true.ndims"] + [
         f"pred.shape[{i}] == on_true.shape[{i}] or pred.ndims <= {i}" for i in range(4)]},
     "jax.lax.select_n": {"params": {"which": {"dtypes": ["bool"]},
@@ -251,17 +255,22 @@ LINALG_FFT: dict[str, dict[str, Any]] = {
                               "constraints": ["not hermitian or a.shape[-1] == a.shape[-2]"]},
     "jax.numpy.linalg.matrix_rank": {"drop": ["rtol", "tol"], "constraints": [
         "not hermitian or M.shape[-1] == M.shape[-2]"]},
+    "jax.numpy.linalg.qr": {"params": {"a": {"rank": [2, 4]}}},
     "jax.numpy.linalg.svd": {"constraints": ["not hermitian or a.shape[-1] == a.shape[-2]"]},
     "jax.numpy.linalg.cond": {"params": {"p": {"type": ["none"]}},
                               "constraints": ["x.num_element > 0"]},
     "jax.numpy.linalg.matrix_norm": {"params": {"ord": {"type": ["str", "int"], "values": [
-        "fro", "nuc", 1, -1, 2, -2]}}},
+        "fro", "nuc", 1, -1, 2, -2]}, "x": {"dtypes": _LAPACK, "rank": [2, 4]}},
+        "constraints": ["x.num_element > 0"]},
     "jax.numpy.linalg.vector_norm": {"params": {"ord": {"type": ["int"],
-                                                        "values": [0, 1, -1, 2, -2]}}},
+                                                        "values": [0, 1, -1, 2, -2]},
+                                                "x": {"dtypes": _LAPACK}}},
     "jax.numpy.linalg.norm": {"params": {"ord": {"type": ["none", "int"], "values": [1, 2]},
-                                         "axis": {"length": [1, 2]}},
+                                         "axis": {"length": [1, 2]},
+                                         "x": {"dtypes": _LAPACK, "rank": [1, 4]}},
                               "constraints": ["ord is None or axis is not None or x.ndims <= 2"]},
-    "jax.numpy.linalg.lstsq": {"params": {"a": {"rank": [2, 2]}, "b": {"rank": [1, 2]}},
+    "jax.numpy.linalg.lstsq": {"params": {"a": {"rank": [2, 2], "dtypes": _LAPACK},
+                                          "b": {"rank": [1, 2], "dtypes": _LAPACK}},
                                "drop": ["rcond"], "constraints": ["b.shape[0] == a.shape[0]"]},
     "jax.numpy.linalg.solve": {"params": {"a": {"rank": [2, 2]}, "b": {"rank": [1, 2]}},
                                "constraints": ["a.shape[0] == a.shape[1]",
@@ -311,7 +320,7 @@ NN_SPECIAL: dict[str, dict[str, Any]] = {
         "constraints": ["query.shape[0] == key.shape[0]", "value.shape[0] == key.shape[0]",
                         "query.shape[3] == key.shape[3]", "value.shape[1] == key.shape[1]",
                         "value.shape[2] == key.shape[2]", "query.shape[2] == key.shape[2]",
-                        "value.shape[3] == key.shape[3]",
+                        "value.shape[3] == key.shape[3]", "key.shape[2] > 0",
                         "query.dtype == key.dtype", "value.dtype == key.dtype"]},
     "jax.nn.standardize": {"drop": ["mean", "variance"]},
     "jax.nn.squareplus": {"params": {"b": {"type": ["float"], "range": [0.0, 4.0]}}},
@@ -323,8 +332,9 @@ NN_SPECIAL: dict[str, dict[str, Any]] = {
     "jax.scipy.special.factorial": {"drop": ["exact"]},
     "jax.scipy.special.bernoulli": {"params": {"n": {"range": [0, 10]}}},
     "jax.scipy.special.sph_harm_y": {
-        "params": {"n": {"dtypes": ["int32", "int64"], "domain": [0, 3]},
-                   "m": {"dtypes": ["int32", "int64"], "domain": [0, 0]}},
+        "params": {"n": {"dtypes": ["int32", "int64"], "domain": [0, 3], "rank": [1, 1]},
+                   "m": {"dtypes": ["int32", "int64"], "domain": [0, 0], "rank": [1, 1]},
+                   "theta": VEC, "phi": VEC},
         "drop": ["diff_n", "n_max"], "broadcast": [["n", "m", "theta", "phi"]]},
     "jax.scipy.special.hyp2f1": {"specials": False,
                                  "params": {"x": {"domain": [-0.9, 0.9]}}},

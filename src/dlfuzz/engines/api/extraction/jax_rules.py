@@ -260,8 +260,9 @@ def lax_rules(fn: Any, names: list[str]) -> tuple[list[str], dict[str, list[str]
         tensors = [o for o in operands if o]
         if isinstance(shape_rule, functools.partial) and \
                 shape_rule.func.__name__ == "broadcasting_shape_rule":
-            for a, b in zip(tensors, tensors[1:], strict=False):
-                cons += broadcast_constraints(a, b, same_rank=True)
+            for i, a in enumerate(tensors):
+                for b in tensors[i + 1:]:
+                    cons += broadcast_constraints(a, b, same_rank=True)
         elif inspect.isfunction(shape_rule):
             rule_names = [p.name for p in inspect.signature(shape_rule).parameters.values()]
             mapping = {r: o for r, o in zip(rule_names, operands, strict=False) if o}
