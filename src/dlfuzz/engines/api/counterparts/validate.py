@@ -41,6 +41,7 @@ from dlfuzz.engines.api.counterparts.inputs import (
     NO_TENSOR,
     Input,
     draws,
+    dtypes_for,
     expand,
     for_dtype,
     inputs_for,
@@ -153,7 +154,10 @@ class Validator:
                 continue
             spec = self.specs[api]
             variants = {frozenset(n for n, _ in cp.requires_default) for cp in cps}
-            self.inputs[api] = inputs_for(spec, self.gen, variants)
+            # Compiled modes are validated on fewer dtypes: draw only what they will use.
+            dtypes = dtypes_for(spec)[:MODE_DTYPES] if all(
+                cp.kind == "mode" for cp in cps) else None
+            self.inputs[api] = inputs_for(spec, self.gen, variants, dtypes=dtypes)
             fresh += self.inputs[api]
         self._run_api(pool, fresh, "API inputs")
         # Where a dtype (and variant) has too few valid inputs, draw once more.

@@ -11,17 +11,19 @@ this process. Every public function of ``jax.numpy`` (with ``linalg`` and ``fft`
    axis-like parameters get their range relative to the first tensor (``signature``);
 2. **the docstring** (``docstrings.hints`` / ``constraints_from_doc``): ranks ("1D array"),
    enumerated strings ("one of 'left' or 'right'"), bounds;
-3. **the Python validation code**: the function's own ``if ...: raise`` checks and those
-   of the private helpers it hands its parameters to (``validation.constraints_from_source``
-   with the helper's parameters renamed back); for ``jax.lax`` the *primitive* bound in
-   the source, whose registered shape rule (``_conv_general_dilated_shape_rule``,
-   ``_reduce_op_shape_rule``, ...) is Python, and whose dtype rule
-   (``naryop_dtype_rule``/``unop_dtype_rule``) carries the accepted dtypes and whether
-   the operands must share one dtype; ``jax.numpy`` functions that promote their
-   arguments together (``promote_args*``) broadcast them (lax's broadcasting rule);
-4. **the hand hints** of ``jax_hints`` (skips, name conventions, conv/attention layouts);
-5. **calibration and error feedback**: every non-skipped API runs with each candidate
-   dtype in sandboxed workers (``calibrate``); ``--refine`` adds constraints from errors.
+3. **the Python validation code** (``jax_rules``): the ``if ...: raise`` checks of the
+   function and of the helpers it calls (``validation.constraints_from_source``); for
+   ``jax.lax`` the *primitive* bound in the source, whose registered shape rule
+   (``_conv_general_dilated_shape_rule``, ``_reduce_op_shape_rule``, ...) is Python and
+   whose dtype rule (``naryop_dtype_rule``/``unop_dtype_rule``) carries the accepted
+   dtypes and whether the operands must share one dtype; ``jax.numpy`` functions that
+   promote or broadcast arguments together (``promote_args*``, ``_broadcast_arrays``,
+   ufuncs) need them broadcast-compatible;
+4. **the hand hints** of ``jax_hints``/``jax_hints_lax`` (skips, name conventions, checks
+   XLA makes in C++, structured arguments restricted to simple forms);
+5. **dtype calibration** (``jax_calibrate``): tensors the above leave untyped run with
+   each probe dtype in the sandboxed jax worker; ``--refine`` then adds constraints from
+   error messages (``refine``, source ``error``).
 """
 
 from __future__ import annotations

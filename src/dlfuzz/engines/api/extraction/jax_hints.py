@@ -241,8 +241,9 @@ HINTS: dict[str, dict[str, Any]] = {
                                            "val": SCALAR}, "drop": ["wrap"],
                                 "constraints": ["a.shape[0] == a.shape[1]"]},
     "jax.numpy.take": {"constraints": ["a.num_element > 0"]},
-    "jax.numpy.put": {"params": {**INPLACE_FALSE, "ind": {"domain": [0, 0]}, "mode": MODE,
-                                 "v": SCALAR}},
+    "jax.numpy.put": {"params": {**INPLACE_FALSE, "ind": {"domain": [0, 0], **SCALAR},
+                                 "a": {"rank": [1, 4]},
+                                 "mode": MODE, "v": SCALAR}},
     "jax.numpy.place": {"params": INPLACE_FALSE, "constraints": [
         "mask.ndims == arr.ndims"] + [f"mask.shape[{i}] == arr.shape[{i}] or arr.ndims <= {i}"
                                       for i in range(4)]},
@@ -324,9 +325,12 @@ HINTS: dict[str, dict[str, Any]] = {
         "x1.dtype in ('float16', 'bfloat16', 'float32', 'float64', 'complex64', 'complex128')"
         " or x2.dtype in ('float16', 'bfloat16', 'float32', 'float64', 'complex64', "
         "'complex128') or x2.min >= 0"]} for n in ("power", "pow")},
-    "jax.numpy.gradient": {"drop": ["varargs"], "params": {"axis": INT_SCALAR},
-                           "constraints": ["f.shape[axis] >= 2"]},
-    "jax.numpy.trapezoid": {"drop": ["x"], "params": {"dx": FLOAT}},
+    "jax.numpy.gradient": {"drop": ["varargs"], "params": {"axis": {"type": ["int", "none"]},
+                                                           "f": {"rank": [1, 4]}},
+                           "constraints": ["f.shape[axis] >= 2 or axis is None"] + [
+        f"f.shape[{i}] >= 2 or f.ndims <= {i} or axis is not None" for i in range(4)]},
+    "jax.numpy.trapezoid": {"drop": ["x"], "params": {"dx": FLOAT},
+                            "constraints": ["y.shape[axis] >= 1"]},
     "jax.numpy.unwrap": {"params": {"discont": {"type": ["none", "float"], "range": [1, 4]},
                                     "period": {"type": ["float"], "range": [1, 7]}}},
     "jax.numpy.quantile": _QUANT, "jax.numpy.nanquantile": _QUANT,
@@ -362,8 +366,12 @@ HINTS: dict[str, dict[str, Any]] = {
                           "constraints": ["a1.num_element > 0", "a2.num_element > 0"]},
     "jax.numpy.polyfit": {"drop": ["w"], "params": {
         "deg": {"range": [0, 3]}, "x": {"dtypes": ["float32", "float64"], "rank": [1, 1]},
-        "y": {"dtypes": ["float32", "float64"], "rank": [1, 1]}},
-                          "constraints": ["x.shape[0] == y.shape[0]"]},
+        "y": {"dtypes": ["float32", "float64"], "rank": [1, 1]}}, "constraints": [
+            "x.shape[0] > 0", "x.shape[0] == y.shape[0]"]},
+    "jax.numpy.polydiv": {"params": {"u": VEC, "v": VEC},
+                          "constraints": ["u.num_element > 0", "v.num_element > 0"]},
+    "jax.numpy.roots": {"params": {"p": {"rank": [1, 1], "dtypes": [
+        "float32", "float64", "complex64", "complex128"]}}},
     # ---- products ----
     "jax.numpy.dot": {"constraints": [
         "a.shape[-1] == (b.shape[-2] if b.ndims >= 2 else b.shape[0]) or a.ndims == 0 "

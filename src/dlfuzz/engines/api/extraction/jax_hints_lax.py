@@ -249,14 +249,15 @@ LAX: dict[str, dict[str, Any]] = {
 LINALG_FFT: dict[str, dict[str, Any]] = {
     **{f"jax.numpy.linalg.{n}": _square("a") for n in (
         "det", "inv", "eig", "eigvals", "slogdet", "cholesky", "eigh", "eigvalsh")},
-    "jax.numpy.linalg.matrix_power": {**_square("a"), "params": {"a": {"rank": [2, 4]},
-                                                                 "n": {"range": [-2, 4]}}},
+    "jax.numpy.linalg.matrix_power": {"params": {"a": {"rank": [2, 4]}, "n": {"range": [-2, 4]}},
+                                      "constraints": ["a.shape[-1] == a.shape[-2]",
+                                                      f"n >= 0 or a.dtype in {tuple(_LAPACK)}"]},
     "jax.numpy.linalg.pinv": {"drop": ["rtol", "rcond"],
-                              "constraints": ["not hermitian or a.shape[-1] == a.shape[-2]"]},
+                              "constraints": ["a.shape[-1] == a.shape[-2] or hermitian == False"]},
     "jax.numpy.linalg.matrix_rank": {"drop": ["rtol", "tol"], "constraints": [
-        "not hermitian or M.shape[-1] == M.shape[-2]"]},
+        "M.shape[-1] == M.shape[-2] or hermitian == False"]},
     "jax.numpy.linalg.qr": {"params": {"a": {"rank": [2, 4]}}},
-    "jax.numpy.linalg.svd": {"constraints": ["not hermitian or a.shape[-1] == a.shape[-2]"]},
+    "jax.numpy.linalg.svd": {"constraints": ["a.shape[-1] == a.shape[-2] or hermitian == False"]},
     "jax.numpy.linalg.cond": {"params": {"p": {"type": ["none"]}},
                               "constraints": ["x.num_element > 0"]},
     "jax.numpy.linalg.matrix_norm": {"params": {"ord": {"type": ["str", "int"], "values": [
@@ -336,9 +337,4 @@ NN_SPECIAL: dict[str, dict[str, Any]] = {
                    "m": {"dtypes": ["int32", "int64"], "domain": [0, 0], "rank": [1, 1]},
                    "theta": VEC, "phi": VEC},
         "drop": ["diff_n", "n_max"], "broadcast": [["n", "m", "theta", "phi"]]},
-    "jax.scipy.special.hyp2f1": {"specials": False,
-                                 "params": {"x": {"domain": [-0.9, 0.9]}}},
-    "jax.scipy.special.expn": {"specials": False,
-                               "params": {"n": {"domain": [0.0, 5.0]},
-                                          "x": {"domain": [0.0, 5.0]}}},
 }

@@ -4,9 +4,8 @@
   (``axis: int``, ``Axis``, ``axes: Sequence[int]``) indexes the first tensor; jax.numpy
   takes negative axes, jax.lax does not.
 * ``validation_constraints`` (``validation``): ``validation.constraints_from_source`` over
-  the function and over the jax-internal helpers it passes its parameters to (most of
-  jax.numpy's checks live in ``_reduction``, ``_take``, ``_cumulative_reduction``...),
-  with the helper's parameter names mapped back to the API's.
+  the function (it follows the helpers the parameters are passed to, where most of
+  jax.numpy's checks live: ``_reduction``, ``_take``, ``_cumulative_reduction``...).
 * ``lax_rules`` (``validation``): the primitive a jax.lax function binds has its shape
   rule in Python (``_conv_general_dilated_shape_rule``, ``_reduce_op_shape_rule``, ...)
   and a dtype rule whose arguments list the accepted dtypes per operand and whether
@@ -56,10 +55,9 @@ def axis_constraints(params: list[dict[str, Any]], lax: bool, axes: tuple[str, .
         if name in skip or (name not in jax_hints.AXIS_NAMES and not listed):
             continue
         if "int" in s:
-            escape = (" or " + " or ".join(e for e, ok in ((f"{name} is None", "none" in s),
-                      (f"{name}.type == 'ints'", "ints" in s)) if ok)) \
-                if ("none" in s or "ints" in s) else ""
-            out.append(_in_range(name, t, lax) + escape)
+            escapes = [e for e, ok in ((f"{name} is None", "none" in s),
+                                       (f"{name}.type == 'ints'", "ints" in s)) if ok]
+            out.append(" or ".join([_in_range(name, t, lax), *escapes]))
         if "ints" in s:
             p.setdefault("length", [0, 2] if listed else [1, 2])
             guard = f" or {name}.type != 'ints'" if len(s) > 1 else ""
@@ -137,10 +135,8 @@ def rename(text: str, mapping: dict[str, str]) -> str:
 
 
 def _from_source(fn: Any, mapping: dict[str, str]) -> list[str]:
-    try:
-        from dlfuzz.engines.api.extraction import validation
-    except ImportError:  # EXT0's module not there: signature/doc/hand constraints only
-        return []
+    """``validation``'s constraints of ``fn`` over ``mapping``'s keys, in our names."""
+    from dlfuzz.engines.api.extraction import validation
 
     try:
         found = validation.constraints_from_source(fn, list(mapping))
@@ -196,6 +192,7 @@ def promotion_constraints(fn: Any, tensors: list[str]) -> list[str]:
     ``_broadcast_arrays``, a ufunc) need them broadcast-compatible: lax's broadcasting
     rule, reached through those calls, raises otherwise."""
     import jax.numpy as jnp
+
     groups: list[list[str]] = []
     if isinstance(fn, jnp.ufunc):
         groups.append(tensors)
