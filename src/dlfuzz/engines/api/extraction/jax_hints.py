@@ -1,6 +1,7 @@
 """Hand-written knowledge for the JAX extractor (``jax_apis.py``): what extraction cannot see.
 
-Three kinds of entries, each kept small on purpose (everything else is extracted):
+Three kinds of entries, each kept small on purpose (everything else is extracted); the
+jax.lax, linalg, fft, nn and special entries of ``HINTS`` are in ``jax_hints_lax``:
 
 * ``SKIP``: APIs listed in ``data/jax.json`` but not fuzzed, with the reason (callables,
   collectives that need a named mapped axis, I/O, dtype metadata, structured arguments
@@ -10,8 +11,12 @@ Three kinds of entries, each kept small on purpose (everything else is extracted
   tensor). These are conventions of the NumPy API that JAX follows.
 * ``HINTS``: per-API overrides: parameter fields (``rank``, ``dtypes``, ``values``,
   ``range``, ...), parameters to drop or add, and constraints marked ``"from": "hand"``.
-  Used where the check lives in C++/XLA (conv dimension numbers) or where a structured
-  argument is restricted to a simple form.
+  Used where the check lives in C++/XLA (conv window sizes, slice bounds), in code
+  ``validation`` cannot translate (loops, aliases), or where a structured argument is
+  restricted to a simple form (conv ``dimension_numbers`` left at None, string padding).
+  Keys besides ``params``: ``drop``, ``add``, ``constraints``, ``broadcast`` (groups of
+  tensors that must broadcast), ``axes`` (more axis-list parameters), ``own_axes`` (axis
+  parameters whose range the entry states itself), ``random``, ``specials``, ``notes``.
 """
 
 from __future__ import annotations
@@ -131,9 +136,7 @@ AXIS_NAMES = frozenset({"axis", "axis1", "axis2", "axisa", "axisb", "axisc", "di
 AXES_NAMES = frozenset({"axes"})
 
 VEC = {"rank": [1, 1]}
-NONEMPTY_VEC = {"rank": [1, 1]}
 MAT = {"rank": [2, 4]}
-SQUARE = ("{0}.shape[-1] == {0}.shape[-2]",)
 INPLACE_FALSE = {"inplace": {"type": ["bool"], "values": [False], "optional": False}}
 # A mode JAX needs other than its default ('raise' is not implemented): always passed, by
 # keyword (the signature's optional parameters before it are not in the spec).
@@ -141,10 +144,6 @@ MODE = {"type": ["str"], "values": ["clip", "wrap"], "optional": False, "pass": 
 FLOAT = {"type": ["float"]}
 SCALAR = {"rank": [0, 0]}
 INT_SCALAR = {"type": ["int"]}
-
-
-def _square(name: str) -> list[str]:
-    return [c.format(name) for c in SQUARE]
 
 
 def _reduce_nonempty(a: str = "a", initial: bool = True) -> dict[str, Any]:
@@ -203,7 +202,7 @@ HINTS: dict[str, dict[str, Any]] = {
                                     "step": {"type": ["int", "none"], "range": [1, 3]}}},
     "jax.numpy.linspace": _SPACE, "jax.numpy.geomspace": _SPACE,
     "jax.numpy.logspace": {**_SPACE, "params": {**_SPACE["params"],
-                                                "base": {"type": ["float"], "range": [0.5, 10]}}},
+                                                "base": {"type": ["float"], "range": [0.5, 10.0]}}},
     "jax.numpy.eye": {"params": {"k": INT_SCALAR}},
     "jax.numpy.full": {"params": {"fill_value": SCALAR}},
     "jax.numpy.full_like": {"params": {"fill_value": SCALAR}},

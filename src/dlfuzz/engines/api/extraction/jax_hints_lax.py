@@ -11,7 +11,6 @@ SCALAR = {"rank": [0, 0]}
 INT_INDEX = {"dtypes": ["int32", "int64"], "rank": [0, 0]}
 INT_SCALAR = {"type": ["int"]}
 VEC = {"rank": [1, 1]}
-NONEMPTY = ("{0}.num_element > 0",)
 
 
 def _same_shape(a: str, b: str) -> list[str]:
@@ -284,8 +283,10 @@ LINALG_FFT: dict[str, dict[str, Any]] = {
                                               "ind": {"type": ["int"], "values": [2]}},
                                    "constraints": ["a.shape[0] == a.shape[2]",
                                                    "a.shape[1] == a.shape[3]"]},
-    "jax.numpy.linalg.multi_dot": {"params": {"arrays": {"rank": [2, 2], "count": [2, 3]}},
-                                   "constraints": ["arrays.shape[0] == arrays.shape[1]"]},
+    # members of a tensor list share one shape: square matrices, or two vectors
+    "jax.numpy.linalg.multi_dot": {"params": {"arrays": {"rank": [1, 2], "count": [2, 3]}},
+                                   "constraints": ["arrays.ndims == 1 and len(arrays) == 2 or "
+                                                   "arrays.shape[0] == arrays.shape[1]"]},
     "jax.numpy.linalg.cross": {"drop": ["axis"], "broadcast": [["x1", "x2"]],
                                "constraints": ["x1.shape[-1] == 3", "x2.shape[-1] == 3"]},
     "jax.numpy.linalg.vecdot": {"drop": ["axis"], "params": {"x1": {"rank": [1, 4]}},
