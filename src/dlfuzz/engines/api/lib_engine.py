@@ -39,13 +39,17 @@ from dlfuzz.errors import UsageError
 
 GENERATORS = ("random", "typed", "adjust", "z3")
 GROUP_SIZE = (4, 8)
+# Inputs per signature by library: a new shape costs TensorFlow eager a kernel and
+# shape-function set-up, and JAX a compilation of each primitive, worth ten to a hundred
+# torch calls; more inputs per signature keep their workers from being compile-bound.
+# A campaign takes the largest of its libraries (a case also runs its counterparts).
+GROUP_SIZES = {"torch": (4, 8), "numpy": (4, 8), "tf": (16, 32), "jax": (8, 16)}
 # Constraints a violate-mode input may break: those the library's own code, errors or
 # operator definitions vouch for. Prose, LLM and hand-written ones can be narrower than
 # what the library accepts, and breaking a wrong constraint makes a false report.
 VIOLATE_SOURCES = frozenset({"validation", "error", "signature"})
 RECENT_OK = 16  # ok draws remembered per API, to check a learned constraint against
 MAX_LEARNED = 8  # error-feedback constraints added per API in one campaign
-VIOLATE_TRIES = 6  # violate draws tried for one that breaks a constraint, not a type bound
 
 
 class LibApiEngine:
@@ -61,7 +65,7 @@ class LibApiEngine:
                  specials: bool = True,
                  specs: Mapping[str, LibSpec] | None = None,
                  counterparts: Mapping[str, Sequence[Any]] | None = None,
-                 group_size: tuple[int, int] = GROUP_SIZE) -> None:
+                 group_size: tuple[int, int] | None = None) -> None:
         if generator not in GENERATORS:
             raise UsageError(f"--generator {generator!r}: choose one of {', '.join(GENERATORS)}")
         if not 0.0 <= violate_share <= 1.0:
@@ -80,7 +84,8 @@ class LibApiEngine:
         self.mode = generator
         self.violate_share = violate_share
         self.specials = specials
-        self.group_size = group_size
+        self.group_size = group_size or max(
+            (GROUP_SIZES.get(lib, GROUP_SIZE) for lib in self.libraries), default=GROUP_SIZE)
         self.seed = seed
         self.counterparts = (dict(counterparts) if counterparts is not None
                              else _load_counterparts(self.libraries))
@@ -148,31 +153,27 @@ class LibApiEngine:
         lo, hi = self.group_size
         size = int(self.rng.integers(lo, hi + 1))
         if self.violate_share and self.rng.random() < self.violate_share:
-            draws = [d for d in (self._violate(spec) for _ in range(size)) if d is not None]
+            draws = self._violate(spec, size)
             if draws:
                 return [self._case(spec, d) for d in draws]
         return [self._case(spec, d) for d in self.generator.group(spec, size)]
 
-    def _violate(self, spec: LibSpec) -> Any:
-        """A violate-mode draw that breaks a constraint the library vouches for."""
+    def _violate(self, spec: LibSpec, size: int) -> list[Any]:
+        """Violate-mode draws (one signature) breaking a constraint the library vouches
+        for: type bounds (rank, dtype list, range) partly come from prose and can be
+        narrower than what the library accepts, so only trusted constraints are broken."""
         cached = self._violate_specs.get(spec.api)
         if cached is None or cached[0] is not spec:
             cached = (spec, self._violate_spec(spec))
             self._violate_specs[spec.api] = cached
         if cached[1] is None:
-            return None
+            return []
         target, texts = cached[1]
-        for _ in range(VIOLATE_TRIES):
-            draw = self.generator.violate(target, bounds=False)
-            if draw is None:
-                return None
-            # Type bounds (rank, dtype list, range) partly come from prose and can be
-            # narrower than what the library accepts: only constraints are broken.
-            if draw.violated in texts:
-                key = f"{spec.api}: {draw.violated}"
-                self.violations[key] = self.violations.get(key, 0) + 1
-                return draw
-        return None
+        draws = self.generator.violate_group(target, size, bounds=False, only=texts)
+        if draws:
+            key = f"{spec.api}: {draws[0].violated}"
+            self.violations[key] = self.violations.get(key, 0) + len(draws)
+        return draws
 
     @staticmethod
     def _violate_spec(spec: LibSpec) -> tuple[LibSpec, frozenset[str]] | None:

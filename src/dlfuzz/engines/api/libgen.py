@@ -208,23 +208,53 @@ class LibGenerator:
             out.append(self._finish(member))
         return out
 
-    def violate(self, spec: LibSpec, bounds: bool = True) -> Draw | None:
+    def violate(self, spec: LibSpec, bounds: bool = True,
+                only: frozenset[str] | None = None) -> Draw | None:
         """An input that breaks exactly one constraint or type bound of ``spec`` while
         every other constraint holds; None when no target can be broken alone.
         ``bounds=False`` breaks constraints only (never a rank, range, enum or dtype
-        bound of the type information)."""
+        bound of the type information); ``only`` limits the targets to those texts."""
+        group = self.violate_group(spec, 1, bounds, only)
+        return group[0] if group else None
+
+    def violate_group(self, spec: LibSpec, n: int, bounds: bool = True,
+                      only: frozenset[str] | None = None) -> list[Draw]:
+        """Up to ``n`` violating inputs that break the same target with one signature.
+
+        Finding a state that breaks exactly one constraint costs a hundred times a
+        valid draw (adjust on the negation, z3 when that fails), so it is paid once
+        per group, as ``group`` does for valid inputs: the other members keep the
+        first one's properties and draw fresh elements, and are kept only while they
+        still break the target alone (a constraint on values may stop being broken).
+        """
         plan = plan_of(spec)
         targets = [v for v in violations(plan) if self._record(plan, v).feasible
-                   and (bounds or v.kind == "constraint")]
+                   and (bounds or v.kind == "constraint")
+                   and (only is None or v.text in only)]
         self.rnd.shuffle(targets)
         # constraints and type bounds get even chances (a spec has many more bounds)
         first = self.rnd.random() < 0.5
         targets.sort(key=lambda v: (v.kind == "constraint") != first)
         for target in targets:
             st = self._violate_one(plan, target)
-            if st is not None:
-                return self._finish(st, violated=target.text)
-        return None
+            if st is None:
+                continue
+            out = [self._finish(st, violated=target.text)]
+            template = st.copy()
+            template.phase = 1
+            for name, props in template.props.items():
+                template.set_props(name, props)
+            template.frozen = True
+            on_values = [r for r in target.rules if r.on_values]
+            for _ in range(max(1, n) - 1):
+                member = template.copy()
+                self.tg.fill(member)
+                if on_values and member.violated(on_values):
+                    self.adjuster.run(member, on_values)
+                if not member.violated(target.rules) and not member.holds(target.check):
+                    out.append(self._finish(member, violated=target.text))
+            return out
+        return []
 
     def solver_stats(self) -> dict[str, float]:
         """z3 cost so far: solves, seconds, seconds per solve, fallbacks to adjust."""
