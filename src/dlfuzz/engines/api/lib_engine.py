@@ -39,11 +39,6 @@ from dlfuzz.errors import UsageError
 
 GENERATORS = ("random", "typed", "adjust", "z3")
 GROUP_SIZE = (4, 8)
-# Inputs per signature by library: a new shape costs TensorFlow eager a kernel and
-# shape-function set-up, and JAX a compilation of each primitive, worth ten to a hundred
-# torch calls; more inputs per signature keep their workers from being compile-bound.
-# A campaign takes the largest of its libraries (a case also runs its counterparts).
-GROUP_SIZES = {"torch": (4, 8), "numpy": (4, 8), "tf": (16, 32), "jax": (8, 16)}
 # Constraints a violate-mode input may break: those the library's own code, errors or
 # operator definitions vouch for. Prose, LLM and hand-written ones can be narrower than
 # what the library accepts, and breaking a wrong constraint makes a false report.
@@ -84,8 +79,10 @@ class LibApiEngine:
         self.mode = generator
         self.violate_share = violate_share
         self.specials = specials
-        self.group_size = group_size or max(
-            (GROUP_SIZES.get(lib, GROUP_SIZE) for lib in self.libraries), default=GROUP_SIZE)
+        # Inputs per signature. Larger groups raise TF's and JAX's cases/s (a new shape
+        # costs them a kernel set-up or a compilation) but lower the signatures tried
+        # per second, which shape-dependent bugs need: see docs/performance.md.
+        self.group_size = group_size or GROUP_SIZE
         self.seed = seed
         self.counterparts = (dict(counterparts) if counterparts is not None
                              else _load_counterparts(self.libraries))
