@@ -3,6 +3,9 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+JS_STAMP := $(VENV)/.tfjs-installed
+TFJS_VERSIONS := 4.22.0 4.1.0
+BACKENDS := numpy,torch,torch-compile,jax,jax-jit,tf,tf-xla,ort,ort-noopt,keras-tf,keras-jax,keras-torch,tfjs-cpu,tfjs-wasm,tfjs-webgl
 
 .PHONY: install demo test lint bench clean
 
@@ -12,14 +15,21 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e '.[all,dev]'
 	touch $(STAMP)
 
-install: $(STAMP)
+# Chromium and Node from Debian, then TF.js releases (and playwright-core, typescript)
+# from npm into dlfuzz's cache (~/.cache/dlfuzz/tfjs): the tfjs-* backends need them.
+$(JS_STAMP): $(STAMP) scripts/install-system-deps.sh src/dlfuzz/backends/tfjs/install.py
+	bash scripts/install-system-deps.sh
+	$(PY) -m dlfuzz tfjs install $(foreach v,$(TFJS_VERSIONS),--version $(v))
+	touch $(JS_STAMP)
 
-demo: $(STAMP)
+install: $(STAMP) $(JS_STAMP)
+
+demo: install
 	$(PY) -m dlfuzz.cli.demo
 
-test: $(STAMP)
+test: install
 	$(VENV)/bin/ruff check src tests benchmarks
-	$(PY) -m dlfuzz backends --require numpy,torch,torch-compile,jax,jax-jit,tf,tf-xla,ort,ort-noopt,keras-tf,keras-jax,keras-torch
+	$(PY) -m dlfuzz backends --require $(BACKENDS)
 	$(PY) -m pytest -q
 
 lint: $(STAMP)

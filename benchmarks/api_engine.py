@@ -29,7 +29,8 @@ import numpy as np
 from dlfuzz.engines.api.libspecs import load_library
 from dlfuzz.executor.pool import Pool, WorkerConfig
 
-LIBRARIES = ("torch", "tf", "jax")
+LIBRARIES = ("torch", "tf", "jax", "tfjs")
+EAGER = {"torch": "torch", "tf": "tf", "jax": "jax", "tfjs": "tfjs-cpu"}  # library -> backend
 MODES = ("random", "typed", "adjust", "z3")
 PLANTED = Path(__file__).resolve().parents[1] / "tests" / "planted"
 
@@ -39,7 +40,8 @@ def valid_rates(library: str, per_api: int, modes: tuple[str, ...]) -> dict[str,
 
     specs = [s for s in load_library(library).values() if not s.skip]
     out: dict[str, dict] = {}
-    with Pool([WorkerConfig(library, case_timeout_s=20.0)]) as pool:
+    backend = EAGER[library]
+    with Pool([WorkerConfig(backend, case_timeout_s=20.0)]) as pool:
         pool.start()
         for mode in modes:
             gen = LibGenerator(np.random.default_rng(1), mode=mode)
@@ -53,7 +55,7 @@ def valid_rates(library: str, per_api: int, modes: tuple[str, ...]) -> dict[str,
             ok = 0
             for i in range(0, len(cases), 256):
                 results = pool.run(cases[i:i + 256])
-                ok += sum(r[library].ok for r in results)
+                ok += sum(r[backend].ok for r in results)
             out[mode] = {"apis": len(specs), "draws": len(cases), "valid": ok / len(cases),
                          "gen_per_s": len(cases) / t_gen if t_gen else 0.0,
                          "run_s": time.perf_counter() - t0}
@@ -92,7 +94,8 @@ def first_bug(mode: str, api: str, preload: str, violate: float, max_cases: int
     engine = registry.load("engine", "api")(seed=3, libraries=("torch", "jax", "tf"),
                                             apis=[api], generator=mode,
                                             violate_share=violate)
-    oracles = [registry.load("oracle", n)() for n in registry.names("oracle")]
+    oracles = [o for o in (registry.load("oracle", n)() for n in registry.names("oracle"))
+               if "api" in getattr(o, "case_kinds", ("api", "graph"))]
     configs = [WorkerConfig(b, preload=(preload,) if b == "torch" else ()) for b in backends]
     with Pool(configs) as pool:
         pool.start()

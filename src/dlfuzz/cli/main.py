@@ -15,6 +15,7 @@ VERBS = {
     "reproduce": "dlfuzz.cli.reproduce_cmd",
     "report": "dlfuzz.cli.report_cmd",
     "specs": "dlfuzz.cli.specs_cmd",
+    "tfjs": "dlfuzz.cli.tfjs_cmd",
 }
 
 

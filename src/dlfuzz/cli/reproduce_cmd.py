@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from dlfuzz import registry
 from dlfuzz.errors import UsageError
 from dlfuzz.settings import CampaignSettings
 from dlfuzz.store.db import Store
@@ -51,11 +52,9 @@ def run(args: argparse.Namespace) -> int:
     for backend, name in sorted(meta["repro"].items()):
         script = folder / name
         mods = [] if args.no_preload else preload.get(backend, [])
-        code = "".join(f"import {m}; " for m in mods)
-        code += f"import runpy; runpy.run_path({str(script)!r}, run_name='__main__')"
-        python = pythons.get(backend) or sys.executable
+        argv = _command(backend, script, mods, pythons.get(backend) or sys.executable)
         try:
-            proc = subprocess.run([python, "-c", code], capture_output=True, text=True,
+            proc = subprocess.run(argv, capture_output=True, text=True,
                                   timeout=args.timeout, cwd=folder)
             rc, tail = proc.returncode, (proc.stdout + proc.stderr).strip().splitlines()[-3:]
         except subprocess.TimeoutExpired:
@@ -69,3 +68,18 @@ def run(args: argparse.Namespace) -> int:
         if backend == bug.guilty_backend and rc != 0:
             guilty_present = True
     return 1 if guilty_present else 0
+
+
+def _command(backend: str, script: Path, mods: list[str], python: str) -> list[str]:
+    """The argv running one reproducer: a backend that writes scripts in another language
+    (``repro.js`` for Node, an HTML page for the browser) says how to run them; Python
+    scripts run in the campaign's interpreter with the preloads imported first."""
+    try:
+        cls = registry.load("backend", backend)
+    except UsageError:
+        cls = None
+    if cls is not None and hasattr(cls, "repro_command"):
+        return list(cls().repro_command(script, mods))
+    code = "".join(f"import {m}; " for m in mods)
+    code += f"import runpy; runpy.run_path({str(script)!r}, run_name='__main__')"
+    return [python, "-c", code]

@@ -25,7 +25,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from dlfuzz.backends.base import StageError
+from dlfuzz.backends.base import NativeCrash, StageError
 from dlfuzz.cases import DTYPES, ApiCase, Outcome, dtype_name
 from dlfuzz.executor import protocol
 
@@ -41,9 +41,12 @@ _DTYPE_NAMES = {dtype: name for name, dtype in DTYPES.items()}
 
 
 def classify_exception(exc: BaseException) -> str:
-    """``oom`` for allocation failures (the address-space limit at work), else ``exception``."""
+    """``oom`` for allocation failures (the address-space limit at work), ``crash`` for a
+    ``NativeCrash`` of a child process, else ``exception``."""
     if isinstance(exc, MemoryError):
         return "oom"
+    if isinstance(exc, NativeCrash):  # a Node/browser child died or wasm trapped
+        return exc.status
     text = f"{type(exc).__name__}: {exc}".lower()
     return "oom" if any(m in text for m in _OOM_MARKERS) else "exception"
 
@@ -137,7 +140,21 @@ def _fatal(fd_out: int) -> NoReturn:
     sys.exit(3)
 
 
-def _set_limits(memory_limit_mb: int) -> None:
+def _limit_kind(target: str) -> int:
+    """``RLIMIT_AS``, or ``RLIMIT_DATA`` for a backend whose children reserve huge address
+    ranges they never touch (Chromium: ~100 GB for its allocator and V8 cages, which an
+    address-space cap kills at start); such a backend sets ``address_space_limit = False``.
+    """
+    try:
+        from dlfuzz.backends.base import load_backend_class
+
+        cls = load_backend_class(target)
+    except Exception:  # noqa: BLE001 - the start below reports the import error
+        return resource.RLIMIT_AS
+    return resource.RLIMIT_AS if getattr(cls, "address_space_limit", True) else resource.RLIMIT_DATA
+
+
+def _set_limits(memory_limit_mb: int, kind: int = resource.RLIMIT_AS) -> None:
     """Address-space cap (a runaway allocation fails here, as ``oom``), no core files.
 
     A crashing worker with gigabytes mapped would otherwise spend seconds writing a
@@ -145,7 +162,7 @@ def _set_limits(memory_limit_mb: int) -> None:
     """
     if memory_limit_mb > 0:
         limit = memory_limit_mb * 1024 * 1024
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        resource.setrlimit(kind, (limit, limit))
     try:
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     except (ValueError, OSError):
@@ -177,7 +194,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--preload", default="", help="comma-separated modules imported first")
     args = parser.parse_args(argv)
 
-    _set_limits(args.memory_limit_mb)
+    _set_limits(args.memory_limit_mb, _limit_kind(args.backend))
     # A native crash prints the Python stack of every thread into the log tail, then
     # dies of the same signal (the host still sees SIGSEGV/SIGABRT/SIGFPE).
     faulthandler.enable(file=sys.stderr, all_threads=True)

@@ -26,6 +26,9 @@ class OracleContext:
     # (None when the engine cannot tell). A boundary finding needs exactly the one the
     # input was made to break, also after reduction shrank it.
     broken: Callable[[Any], list[str] | None] | None = None
+    # Whether an API case must give the same bits when run again (None: unknown, so
+    # the determinism oracle leaves API cases alone); random APIs such as dropout do not.
+    deterministic: Callable[[Any], bool] | None = None
 
     def eager_sibling(self, backend: str) -> str | None:
         """The eager backend of the same library as a compiled one (torch for torch-compile)."""

@@ -34,7 +34,7 @@ _ROOTS = {"np": "numpy", "tf": "tensorflow", "torch": "torch", "jax": "jax"}
 
 @dataclass(frozen=True)
 class Expectation:
-    kind: str  # "values" | "runs" | "rejects"
+    kind: str  # "values" | "runs" | "rejects" | "repeatable"
     expected: tuple[np.ndarray, ...] = ()
     allowed: tuple[np.ndarray, ...] = ()
     note: str = ""
@@ -113,6 +113,15 @@ def call_source(call: Call, backend: Backend) -> tuple[str, str]:
     return f"{fn}({', '.join(parts)})", extra
 
 
+REPEATS = 9  # extra runs of the call a "repeatable" reproducer compares with the first
+
+_FLAT = '''
+def _flat(v):
+    if isinstance(v, (list, tuple)):
+        return [x for item in v for x in _flat(item)]
+    return [v]
+'''
+
 _CHECK_VALUES = '''
 def _flat(v):
     if isinstance(v, (list, tuple)):
@@ -174,6 +183,8 @@ def reproducer(backend: Backend, case: ApiCase, expectation: Expectation, title:
     if backend.repro_setup():
         lines.append(backend.repro_setup())
     lines += ["", backend.repro_helpers().rstrip(), ""]
+    if expectation.kind == "repeatable":
+        lines += [_FLAT.strip(), ""]
     for i, t in enumerate(case.tensors):
         arr = t.to_numpy()
         lines.append(f"x{i} = {backend.repro_tensor(_values(arr), t.dtype, t.shape)}")
@@ -188,6 +199,20 @@ def reproducer(backend: Backend, case: ApiCase, expectation: Expectation, title:
             "    sys.exit(0)",
             'print("BUG present: the invalid input was accepted and a result returned")',
             "sys.exit(1)",
+        ]
+    elif expectation.kind == "repeatable":
+        lines += [
+            f"# {expectation.note}" if expectation.note else "# a deterministic call",
+            f"first = [_as_list(t) for t in _flat({expr})]",
+            f"for run in range({REPEATS}):",
+            f"    again = [_as_list(t) for t in _flat({expr})]",
+            "    if repr(again) != repr(first):  # repr: NaN equals NaN, bits otherwise",
+            '        print(f"BUG present: run {run + 2} differs from run 1")',
+            '        print(f"  run 1: {first}")',
+            '        print(f"  run {run + 2}: {again}")',
+            "        sys.exit(1)",
+            f'print("OK: {REPEATS + 1} runs gave the same outputs")',
+            "sys.exit(0)",
         ]
     elif expectation.kind == "runs":
         lines += [

@@ -27,7 +27,8 @@ from dlfuzz.engines.api.specs import DATA_DIR, DTYPE_FAMILIES
 from dlfuzz.errors import UsageError
 
 FORMAT = 2
-LIBRARY_FILES = {"torch": "torch.json", "tf": "tf.json", "jax": "jax.json"}
+LIBRARY_FILES = {"torch": "torch.json", "tf": "tf.json", "jax": "jax.json",
+                 "tfjs": "tfjs.json"}
 
 # TensorJSFuzz's structures: how a parameter's value is built.
 STRUCTURES: dict[str, str] = {

@@ -30,6 +30,9 @@ from dlfuzz.engines.api.counterparts.validate import Verdict, rejected_entry, va
 from dlfuzz.errors import UsageError
 
 RESTART_JAX = 3000  # cases between restarts of the eager JAX worker
+# Spec libraries validated against the eager libraries: their own backend joins the pool.
+API_BACKENDS = {"tfjs": "tfjs-cpu"}
+SPEC_LIBRARIES = (*LIBRARIES, *API_BACKENDS)
 
 
 def _specs(libraries: Sequence[str], folder: str | None = None) -> dict[str, dict[str, Any]]:
@@ -91,13 +94,16 @@ def _write(out_dir: Path, verdicts: list[Verdict], specs: dict[str, dict[str, An
               file=sys.stderr)
 
 
-def _pools(kinds: Sequence[str], candidates: Sequence[Counterpart]) -> dict[str, Any]:
+def _pools(kinds: Sequence[str], candidates: Sequence[Counterpart],
+           libraries: Sequence[str] = ()) -> dict[str, Any]:
     from dlfuzz.executor.pool import Pool, WorkerConfig
 
     # JAX's op-by-op caches grow with every new shape: a periodic restart bounds them.
     eager = Pool([WorkerConfig(lib, case_timeout_s=20.0,
                                restart_every=RESTART_JAX if lib == "jax" else 0)
-                  for lib in LIBRARIES])
+                  for lib in LIBRARIES]
+                 + [WorkerConfig(API_BACKENDS[lib], case_timeout_s=20.0)
+                    for lib in libraries if lib in API_BACKENDS])
     pools: dict[str, Any] = {"eager": eager}
     backends = sorted({c.library for c in candidates if c.kind == "mode"})
     if backends:
@@ -108,14 +114,14 @@ def _pools(kinds: Sequence[str], candidates: Sequence[Counterpart]) -> dict[str,
 
 def cmd_validate(args: argparse.Namespace) -> int:
     started = time.perf_counter()
-    specs = _specs(LIBRARIES, args.specs)
+    specs = _specs(SPEC_LIBRARIES, args.specs)
     libraries = [lib for lib in args.library or LIBRARIES if lib in specs]
     cands = build_candidates(specs, libraries, args.kinds, args.only, args.torch_compile_max)
     for path in args.candidates:  # e.g. LLM-written counterparts, in the file format
         cands += [c for c in load_file(path).counterparts
                   if not args.only or c.api in args.only]
     print(f"{len(cands)} candidates: {dict(Counter(c.kind for c in cands))}", file=sys.stderr)
-    pools = _pools(args.kinds, cands)
+    pools = _pools(args.kinds, cands, libraries)
     versions: dict[str, str] = {}
     try:
         for pool in pools.values():
@@ -175,7 +181,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     for name in ("validate", "candidates", "stats"):
         p = sub.add_parser(name)
-        p.add_argument("--library", action="append", choices=LIBRARIES,
+        p.add_argument("--library", action="append", choices=SPEC_LIBRARIES,
                        help="APIs of this library (repeatable; default: all)")
         p.add_argument("--kinds", type=lambda s: [k.strip() for k in s.split(",")],
                        default=list(KINDS[:4]), help="comma-separated kinds (default: "

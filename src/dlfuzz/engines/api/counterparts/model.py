@@ -44,6 +44,7 @@ FORMAT = 1
 KINDS = ("same-name", "composition", "mode", "precision", "llm")
 MODE_BACKENDS = {"torch-compile": "torch", "jax-jit": "jax", "tf-xla": "tf"}
 LIBRARIES = ("torch", "tf", "jax")
+FILE_LIBRARIES = (*LIBRARIES, "tfjs")  # spec libraries with a counterparts file (tfjs -> tf)
 DATA_DIR = Path(__file__).resolve().parent.parent / "data" / "counterparts"
 _PACKAGE = "dlfuzz.engines.api.counterparts"
 PRECISION_RUNNERS = {lib: f"{_PACKAGE}.precision.run_{lib}" for lib in LIBRARIES}
@@ -361,8 +362,8 @@ def load_file(path: str | Path) -> CounterpartFile:
     if raw.get("format") != FORMAT:
         raise _fail(path, 1, "format", raw.get("format"), f"write \"format\": {FORMAT}")
     library = raw.get("library")
-    if library not in LIBRARIES:
-        raise _fail(path, 1, "library", library, "use one of " + ", ".join(LIBRARIES))
+    if library not in FILE_LIBRARIES:
+        raise _fail(path, 1, "library", library, "use one of " + ", ".join(FILE_LIBRARIES))
     lines = _object_lines(text, len(raw["counterparts"]))
     cps = tuple(from_json(item, path, lines[i]) for i, item in enumerate(raw["counterparts"]))
     for i, cp in enumerate(cps):
@@ -376,7 +377,7 @@ def load_file(path: str | Path) -> CounterpartFile:
     return CounterpartFile(library, cps, tuple(rejected), header)
 
 
-_PREFIX = {"torch": "torch.", "tf": "tensorflow.", "jax": "jax."}
+_PREFIX = {"torch": "torch.", "tf": "tensorflow.", "jax": "jax.", "tfjs": "tf."}
 
 
 def _object_lines(text: str, count: int) -> list[int]:
@@ -395,9 +396,9 @@ def load_counterparts(library: str, path: str | Path | None = None
     """
     if path is not None:
         return _table(load_file(path).counterparts)
-    if library not in LIBRARIES:
+    if library not in FILE_LIBRARIES:
         raise UsageError(f"no counterparts for library {library!r}; libraries: "
-                         + ", ".join(LIBRARIES))
+                         + ", ".join(FILE_LIBRARIES))
     return _table(_builtin(library))
 
 

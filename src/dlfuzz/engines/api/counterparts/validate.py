@@ -58,6 +58,8 @@ MODE_DTYPES = 2         # dtypes validated per API for compiled modes
 BATCH = 500             # cases per Pool.run call
 SLOW_S = 2.0            # a case this slow is named in the progress log
 EAGER = ("torch", "tf", "jax")
+# Libraries whose API calls run on a backend named otherwise (the API side only).
+API_BACKENDS = {"tfjs": "tfjs-cpu"}
 CROSS = frozenset({"same-name", "composition", "llm"})  # implementations in other libraries
 
 
@@ -109,7 +111,7 @@ def _run(pool: Any, cases: Sequence[ApiCase], only: Iterable[str], label: str
 
 
 def _eager_outcome(outcomes: Mapping[str, Outcome], library: str) -> Outcome | None:
-    return outcomes.get(library)
+    return outcomes.get(API_BACKENDS.get(library, library))
 
 
 def compare(api: Outcome, other: Outcome) -> tuple[str, float]:
@@ -186,7 +188,9 @@ class Validator:
         if not inputs:
             return
         libs = {self.specs[x.api].library for x in inputs}
-        results = _run(pool, [x.case for x in inputs], libs & set(EAGER), label)
+        backends = {API_BACKENDS.get(lib, lib) for lib in libs}
+        results = _run(pool, [x.case for x in inputs],
+                       backends & (set(EAGER) | set(API_BACKENDS.values())), label)
         for x, res in zip(inputs, results, strict=True):
             out = _eager_outcome(res, self.specs[x.api].library)
             if out is not None:

@@ -20,7 +20,8 @@ from dlfuzz.engines.api.libspecs import LIBRARY_FILES, LibSpec, dump, load_file
 from dlfuzz.engines.api.specs import DATA_DIR
 from dlfuzz.errors import DlfuzzError, UsageError
 
-DISTRIBUTIONS = {"torch": ("torch",), "tf": ("tensorflow",), "jax": ("jax", "jaxlib")}
+DISTRIBUTIONS = {"torch": ("torch",), "tf": ("tensorflow",), "jax": ("jax", "jaxlib"),
+                 "tfjs": ()}  # tfjs is an npm package: its extractor says the version
 
 
 def versions(library: str) -> dict[str, str]:
@@ -94,7 +95,8 @@ def _run(args: argparse.Namespace) -> int:
         old = load_file(out)
         merged = [fresh.pop(s.api, s) for s in old] + list(fresh.values())
         specs = merged
-    dump(args.library, specs, out, versions(args.library))
+    dump(args.library, specs, out,
+         getattr(module, "versions", lambda: versions(args.library))())
     load_file(out)  # what was written must load back
     print(f"wrote {out}")
     print(summary(specs))

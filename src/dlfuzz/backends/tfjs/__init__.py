@@ -1,0 +1,1 @@
+"""TensorFlow.js backends (Node: cpu, wasm; headless Chromium: webgl) and their installer."""

@@ -1,0 +1,326 @@
+"""The TF.js graph interpreter (graph.js) computes docs/ir.md, checked against torch.
+
+A mistake in graph.js would be reported as a TF.js bug, so every sample of every op kind
+(``all_samples``: 'same'/'valid', strides, dilation, multipliers, keepdims, sequences...)
+and every seed model runs in Node through ``graph_runner.js`` on tfjs 4.22.0's cpu and
+wasm backends, in float32, and is compared with the torch lowering run in float64 on the
+same (exactly widened) weights and inputs; ``EXTRA`` graphs add what the samples leave
+out (rank-5 norms and activations, odd geometry, T=1 recurrences). The same graphs run on
+tfjs-webgl in headless Chromium through the real backend (rank limits of webgl shaders
+are where a spelling can fail there). Op kinds graph.js refuses must be exactly the ones
+it declares in ``UNSUPPORTED``; a float64 graph must be refused naming its dtype.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from dlfuzz.backends.tfjs.install import DEFAULT_VERSION, ensure_installed
+from dlfuzz.ir.graph import Graph, GraphBuilder
+from dlfuzz.ir.lower import build, emit
+from dlfuzz.ir.model import Model
+from dlfuzz.ir.ops import CATALOG
+from dlfuzz.ir.samples import all_samples
+from dlfuzz.ir.weights import init_model, random_inputs
+
+RUNNER = Path(__file__).parents[2] / "src/dlfuzz/backends/tfjs/graph_runner.js"
+# float32 against a float64 reference, relative to max(|reference|, 1): ~100 float32
+# ulps, far above the rounding of these small graphs (~1e-7) and far below any semantic
+# slip (a wrong pad, gate or axis is off by ~1e-1).
+TOLERANCE = 1e-5
+# tfjs-wasm 4.22.0 bugs found by this test and confirmed by hand (cpu matches torch; the
+# minimal graphs in test_known_wasm_bugs_are_the_library_s show them). dlfuzz reports them
+# as findings, so the lowering self-test only skips them on wasm.
+KNOWN_WASM_BUGS = {
+    "MaxPool3D": "the window max starts at FLT_MIN (1.18e-38), not -inf: an all-negative "
+                 "window gives 1.18e-38",
+    "Conv3DTranspose": "only the first kernel-depth input slices along D contribute (D=3, "
+                       "kernel depth 2, ones: [1, 3, 2, 0] instead of [1, 3, 5, 3])",
+}
+
+
+def _wire(a: np.ndarray) -> dict[str, Any]:
+    a = np.ascontiguousarray(a, dtype="<f4")
+    return {"shape": list(a.shape), "data": base64.b64encode(a.tobytes()).decode()}
+
+
+def _unwire(t: dict[str, Any]) -> np.ndarray:
+    return np.frombuffer(base64.b64decode(t["data"]), dtype="<f4").reshape(t["shape"])
+
+
+def _request(model: Model, inputs: list[np.ndarray], probe: bool = False, repeat: int = 1
+             ) -> dict[str, Any]:
+    return {"graph": model.graph.to_dict(), "probe": probe, "repeat": repeat,
+            "weights": {k: _wire(v) for k, v in model.weights.items()},
+            "inputs": [_wire(x) for x in inputs]}
+
+
+def run_tfjs(backend: str, cases: list[dict[str, Any]]) -> dict[str, Any]:
+    """One Node process runs every case on ``backend``; its answer (see graph_runner.js)."""
+    node = shutil.which("node")
+    assert node, "node (Node.js 20) is not on PATH"
+    req = {"tfjs_dir": str(ensure_installed(DEFAULT_VERSION)), "backend": backend,
+           "cases": cases}
+    proc = subprocess.run([node, str(RUNNER)], input=json.dumps(req), capture_output=True,
+                          text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("DLFUZZ-RESULT ")]
+    assert len(lines) == 1, proc.stdout[-2000:]
+    answer = json.loads(lines[0][len("DLFUZZ-RESULT "):])
+    assert answer["backend"] == backend and answer["version"] == DEFAULT_VERSION, answer
+    return answer
+
+
+def torch_reference(model: Model, inputs: list[np.ndarray], probe: bool = False
+                    ) -> list[np.ndarray]:
+    """The torch lowering in float64 on the float32 weights and inputs, widened exactly."""
+    import torch
+
+    m64 = model.astype("float64")
+    fn = build(emit("torch", m64.graph, probe=probe), dict(m64.weights))
+    outs = fn(*[torch.from_numpy(x.astype(np.float64)) for x in inputs])
+    return [o.numpy() for o in outs]
+
+
+def max_rel_diff(got: np.ndarray, want: np.ndarray) -> float:
+    scale = max(float(np.max(np.abs(want))) if want.size else 0.0, 1.0)
+    return float(np.max(np.abs(got.astype(np.float64) - want))) / scale if want.size else 0.0
+
+
+def _one(shape: tuple[int, ...], op: str, **attrs: Any) -> Graph:
+    b = GraphBuilder(shape, dtype="float32")
+    b.add(op, "x0", **attrs)
+    return b.build()
+
+
+def _extra() -> list[Graph]:
+    """Graphs beyond all_samples: rank 5 everywhere, unequal windows, dilation mixes."""
+    s5, img = (2, 3, 4, 5, 3), (2, 9, 8, 3)
+    two = GraphBuilder(s5, s5, dtype="float32")
+    two.add("Maximum", "x0", "x1")
+    return [
+        two.build(), _one(s5, "BatchNorm"), _one(s5, "LayerNorm"), _one(s5, "PReLU"),
+        _one(s5, "Softmax", axis=1), _one(s5, "Softmax", axis=3), _one(s5, "ELU", alpha=0.5),
+        _one(s5, "ReduceMean", axes=(1, 3)), _one(s5, "ReduceMax", axes=(2, 3, 4), keepdims=True),
+        _one(s5, "Transpose", dims=(4, 2, 1, 3)), _one(s5, "Dense", units=3),
+        _one(s5, "GELU", approximate=True), _one(s5, "ThresholdedReLU", theta=-0.2),
+        _one(s5, "ReLU", max_value=6.0), _one(s5, "Reshape", target_shape=(12, 15)),
+        _one((2, 6), "BatchNorm"), _one((2, 1, 3), "LSTM", units=3, return_sequences=True),
+        _one((3, 7, 2), "GRU", units=6), _one((2, 9), "RepeatVector", n=1),
+        _one((2, 8, 3), "UpSampling1D", size=(1,)),
+        _one(img, "DepthwiseConv2D", kernel_size=(3, 3), strides=(2, 1), padding="same",
+             depth_multiplier=3),
+        _one(img, "SeparableConv2D", kernel_size=(3, 2), strides=(1, 2)),
+        _one(img, "Conv2DTranspose", kernel_size=(3, 2), strides=(2, 1), padding="same",
+             filters=2),
+        _one(img, "AvgPool2D", pool_size=(3, 2), strides=(2, 3), padding="same"),
+        _one(img, "MaxPool2D", pool_size=(3, 2), strides=(1, 3), padding="same"),
+        _one((2, 9, 3), "AvgPool1D", pool_size=(4,), strides=(3,), padding="same"),
+        _one((2, 5, 6, 7, 2), "AvgPool3D", pool_size=(3, 2, 2), strides=(1, 2, 3),
+             padding="same"),
+        _one((2, 5, 6, 7, 2), "Conv3D", kernel_size=(2, 3, 1), strides=(2, 1, 3),
+             padding="same"),
+        _one((2, 5, 6, 7, 2), "Conv3D", kernel_size=(2, 2, 2), dilation_rate=(2, 1, 2)),
+        _one(img, "Conv2D", kernel_size=(2, 3), dilation_rate=(3, 2), padding="same"),
+        _one(img, "DepthwiseConv2D", kernel_size=(2, 3), dilation_rate=(2, 1)),
+        _one((2, 11, 3), "SeparableConv1D", kernel_size=(3,), dilation_rate=(3,),
+             padding="same", depth_multiplier=2),
+        _one((2, 11, 3), "Conv1D", kernel_size=(4,), strides=(3,), padding="same"),
+        _one((2, 5, 6, 7, 2), "ZeroPadding3D", padding=((0, 2), (3, 0), (1, 1))),
+    ]
+
+
+def _with_data(graphs: list[tuple[str, Graph]], seed: int
+               ) -> list[tuple[str, Model, list[np.ndarray]]]:
+    return [(op, init_model(g, np.random.default_rng(seed + i)),
+             random_inputs(g, np.random.default_rng(seed + 1000 + i)))
+            for i, (op, g) in enumerate(graphs)]
+
+
+@functools.cache
+def _samples() -> list[tuple[str, Model, list[np.ndarray]]]:
+    return _with_data(all_samples("float32"), 0)
+
+
+@functools.cache
+def _extras() -> list[tuple[str, Model, list[np.ndarray]]]:
+    return _with_data([(g.nodes[0].op, g) for g in _extra()], 5000)
+
+
+@functools.cache
+def _sample_answer(backend: str) -> dict[str, Any]:
+    return run_tfjs(backend, [_request(m, xs) for _, m, xs in _samples()])
+
+
+def _compare(backend: str, skip: tuple[str, ...] = ()) -> tuple[list[str], float]:
+    """Problems (mismatch, error, wrong shape) and the worst relative difference seen."""
+    answer = _sample_answer(backend)
+    results = [(r["ok"], f"{r.get('stage')} {r.get('error')}: {r.get('message', '')[:300]}",
+                [_unwire(t) for t in r.get("outputs", [])]) for r in answer["results"]]
+    return _problems(_samples(), results, set(answer["unsupported"]) | set(skip))
+
+
+def _problems(items: list[tuple[str, Model, list[np.ndarray]]],
+              results: list[tuple[bool, str, list[np.ndarray]]], skip: set[str]
+              ) -> tuple[list[str], float]:
+    problems, worst = [], 0.0
+    for (op, model, xs), (ok, error, got) in zip(items, results, strict=True):
+        where = f"{op} {model.graph.nodes[0].a}"
+        if op in skip:
+            continue
+        if not ok:
+            problems.append(f"{where}: {error}")
+            continue
+        want = torch_reference(model, xs)
+        if [g.shape for g in got] != [w.shape for w in want]:
+            problems.append(f"{where}: shapes {[g.shape for g in got]} != "
+                            f"{[w.shape for w in want]}")
+            continue
+        diff = max(max_rel_diff(g, w) for g, w in zip(got, want, strict=True))
+        worst = max(worst, diff)
+        if not diff <= TOLERANCE:
+            problems.append(f"{where}: off torch float64 by {diff:.3g}")
+    return problems, worst
+
+
+def test_every_op_kind_has_samples_and_a_tfjs_spelling() -> None:
+    answer = _sample_answer("cpu")
+    assert {op for op, _, _ in _samples()} == set(CATALOG)
+    assert set(answer["ops"]) | set(answer["unsupported"]) == set(CATALOG)
+    assert not set(answer["ops"]) & set(answer["unsupported"])
+
+
+def test_every_op_matches_torch_on_tfjs_cpu() -> None:
+    problems, worst = _compare("cpu")
+    assert not problems, "\n".join(problems)
+    assert worst > 0.0  # float32 against float64: an exact match would mean no comparison
+
+
+def test_every_op_matches_torch_on_tfjs_wasm() -> None:
+    problems, _ = _compare("wasm", skip=tuple(KNOWN_WASM_BUGS))
+    assert not problems, "\n".join(problems)
+
+
+def test_extra_graphs_match_torch_on_tfjs_cpu() -> None:
+    answer = run_tfjs("cpu", [_request(m, xs) for _, m, xs in _extras()])
+    results = [(r["ok"], f"{r.get('stage')}: {r.get('message', '')[:300]}",
+                [_unwire(t) for t in r.get("outputs", [])]) for r in answer["results"]]
+    problems, _ = _problems(_extras(), results, set())
+    assert not problems, "\n".join(problems)
+
+
+def test_samples_and_extras_match_torch_on_tfjs_webgl() -> None:
+    """Through the real tfjs-webgl backend (headless Chromium, SwiftShader WebGL)."""
+    from dlfuzz.cases import GraphCase, Tensor
+    from dlfuzz.engines.model.engine import weights_key
+    from dlfuzz.executor.pool import Pool, WorkerConfig
+
+    items = _samples() + _extras()
+    cases = [GraphCase(f"g{i}", m.graph, weights_key(m), tuple(map(Tensor.from_numpy, xs)),
+                       ("tfjs",)) for i, (_, m, xs) in enumerate(items)]
+    pool = Pool([WorkerConfig("tfjs-webgl", case_timeout_s=60)])
+    try:
+        pool.start()
+        assert not pool.unavailable, pool.unavailable
+        outcomes = [o["tfjs-webgl"] for o in pool.run(cases)]
+    finally:
+        pool.close()
+    results = [(o.ok, f"{o.status} {o.exc_type}: {(o.message or '')[:300]}",
+                [t.to_numpy() for t in o.outputs] if o.ok else []) for o in outcomes]
+    problems, _ = _problems(items, results, set())
+    assert not problems, "\n".join(problems)
+
+
+def test_known_wasm_bugs_are_the_library_s() -> None:
+    """The skipped wasm samples are tfjs bugs: tiny graphs, cpu right, wasm wrong."""
+    pool = GraphBuilder((1, 2, 2, 2, 1), dtype="float32")
+    pool.add("MaxPool3D", "x0")
+    pool_model = Model(pool.build(), {})
+    pool_x = np.full((1, 2, 2, 2, 1), -3.0, np.float32)
+    tconv = GraphBuilder((1, 3, 1, 1, 1), dtype="float32")
+    tconv.add("Conv3DTranspose", "x0", filters=1, kernel_size=(2, 1, 1), use_bias=False)
+    tconv_model = Model(tconv.build(), {"n0.kernel": np.ones((2, 1, 1, 1, 1), np.float32)})
+    tconv_x = np.array([1, 2, 3], np.float32).reshape(1, 3, 1, 1, 1)
+    cases = [_request(pool_model, [pool_x]), _request(tconv_model, [tconv_x])]
+    want = [np.array([-3.0]), np.array([1.0, 3.0, 5.0, 3.0])]
+    assert set(KNOWN_WASM_BUGS) == {"MaxPool3D", "Conv3DTranspose"}
+    for backend in ("cpu", "wasm"):
+        results = run_tfjs(backend, cases)["results"]
+        for res, w in zip(results, want, strict=True):
+            assert res["ok"], res
+            got = _unwire(res["outputs"][0]).ravel()
+            assert np.array_equal(got, w) == (backend == "cpu"), (backend, got)
+
+
+def test_unsupported_kinds_are_exactly_the_declared_ones() -> None:
+    answer = _sample_answer("cpu")
+    refused = {op for (op, _, _), res in zip(_samples(), answer["results"], strict=True)
+               if not res["ok"] and res["message"].startswith("unsupported op ")}
+    assert refused == set(answer["unsupported"])
+    for (op, _, _), res in zip(_samples(), answer["results"], strict=True):
+        if op in refused:
+            assert res["stage"] == "build" and res["message"].startswith(f"unsupported op {op}:")
+
+
+@pytest.mark.parametrize("backend", ["cpu", "wasm"])
+def test_seed_models_and_probe_match_torch(backend: str) -> None:
+    """Whole models (chains, shared values, residual adds) and probe mode, each model
+    built once and run three times: same bits every run, no tensor left behind."""
+    from dlfuzz.engines.model.seeds import SEEDS
+
+    runs = []
+    for i, name in enumerate(sorted(SEEDS)):
+        model = SEEDS[name](np.random.default_rng(i), dtype="float32")
+        xs = random_inputs(model.graph, np.random.default_rng(50 + i))
+        runs.append((name, model, xs, name == "lenet5"))
+    answer = run_tfjs(backend, [_request(m, xs, probe, repeat=3) for _, m, xs, probe in runs])
+    assert answer["tensors_left"] == 0
+    for (name, model, xs, probe), res in zip(runs, answer["results"], strict=True):
+        assert res["ok"], (name, res)
+        assert res["stable"], name
+        got = [_unwire(t) for t in res["outputs"]]
+        want = torch_reference(model, xs, probe=probe)
+        assert len(got) == (len(model.graph.nodes) if probe else len(model.graph.outputs))
+        for g, w in zip(got, want, strict=True):
+            assert g.shape == w.shape, name
+            assert max_rel_diff(g, w) <= TOLERANCE, (name, max_rel_diff(g, w))
+
+
+def test_refusals_name_the_problem() -> None:
+    """float64 graphs, missing weights and wrong input shapes fail with a clear message."""
+    b = GraphBuilder((2, 3), dtype="float64")
+    b.add("Dense", "x0", units=2)
+    m64 = init_model(b.build(), np.random.default_rng(0))
+    m32 = m64.astype("float32")
+    x = random_inputs(m32.graph, np.random.default_rng(1))[0]
+    no_bias = _request(m32, [x])
+    del no_bias["weights"]["n0.bias"]
+    wrong_shape = _request(m32, [x[:1]])
+    answer = run_tfjs("cpu", [_request(m64, [x]), no_bias, wrong_shape, _request(m32, [x])])
+    r64, rmissing, rshape, rok = answer["results"]
+    assert not r64["ok"] and r64["stage"] == "build" and "float64" in r64["message"], r64
+    assert not rmissing["ok"] and "missing weight n0.bias" in rmissing["message"], rmissing
+    assert not rshape["ok"] and rshape["stage"] == "run" and "x0" in rshape["message"], rshape
+    assert rok["ok"], rok
+
+
+def test_identity_output_is_a_new_tensor() -> None:
+    """A graph whose output is its input returns a copy, so disposing it keeps the input."""
+    b = GraphBuilder((2, 3), dtype="float32")
+    b.add("ReLU", "x0")
+    g = b.build("x0", "n0")
+    model = Model(g, {})
+    x = random_inputs(g, np.random.default_rng(3))[0]
+    res = run_tfjs("cpu", [_request(model, [x])])["results"][0]
+    assert res["ok"], res
+    np.testing.assert_array_equal(_unwire(res["outputs"][0]), x)
+    np.testing.assert_array_equal(_unwire(res["outputs"][1]), np.maximum(x, 0))
