@@ -42,7 +42,8 @@ def run_set(backends: list[str], seconds: float, warmup: float, method: str, see
     compiled = {b: c.compiled for b, c in classes.items()}
     engine = ModelEngine(seed=3, libraries=tuple(dict.fromkeys(library_of.values())),
                          method=method, seed_models=(seed,), inputs_per_model=inputs)
-    oracles = [registry.load("oracle", n)() for n in registry.names("oracle")]
+    oracles = [o for o in (registry.load("oracle", n)() for n in registry.names("oracle"))
+               if "graph" in getattr(o, "case_kinds", ("api", "graph"))]
     graphs = []
     with Pool([WorkerConfig(b, case_timeout_s=60) for b in backends]) as pool:
         pool.start()

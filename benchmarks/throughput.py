@@ -40,7 +40,8 @@ def pipeline(backends: list[str], seconds: float, batch: int, warmup: float,
     classes = {b: registry.load("backend", b) for b in backends}
     libraries = tuple(dict.fromkeys(c.library for c in classes.values()))
     engine = engine_cls(seed=7, libraries=libraries, **engine_options)
-    oracles = [registry.load("oracle", n)() for n in registry.names("oracle")]
+    oracles = [o for o in (registry.load("oracle", n)() for n in registry.names("oracle"))
+               if "api" in getattr(o, "case_kinds", ("api", "graph"))]
     with Pool([WorkerConfig(b) for b in backends]) as pool:
         pool.start()
         library_of = {b: c.library for b, c in classes.items()}

@@ -122,6 +122,8 @@ class Campaign:
         options = {k: getattr(settings, k) for k in getattr(engine_cls, "settings_keys", ())}
         self.engine = engine_cls(seed=settings.seed, libraries=libraries,
                                  apis=list(settings.apis) or None, **options)
+        if hasattr(self.engine, "keep_programs"):  # generated programs, kept as .py files
+            self.engine.keep_programs(store.root / "programs")
         self.progress = Progress(budget_s=settings.budget_s)
         self._stop = False
 
@@ -146,7 +148,14 @@ class Campaign:
             items = [(case, {b: o for b, o in outcomes.items() if b not in unsupported(case)})
                      for case, outcomes in items]
         for oracle in self.oracles:
-            for i, fs in enumerate(oracle.check_many(items, self.ctx)):
+            # Each oracle judges the kinds of case it knows (programs have their own).
+            kinds = getattr(oracle, "case_kinds", ("api", "graph"))
+            index = [i for i, (case, _) in enumerate(items)
+                     if getattr(case, "kind", "api") in kinds]
+            if not index:
+                continue
+            judged = oracle.check_many([items[i] for i in index], self.ctx)
+            for i, fs in zip(index, judged, strict=True):
                 found[i].extend(fs)
         return found
 
@@ -170,7 +179,8 @@ class Campaign:
         judge = Judge(self._runner, [n for n in self.backend_names if not self.compiled[n]],
                       self.library_of, seed=self.settings.seed)
         self.ctx = OracleContext(judge, self.library_of, self.compiled,
-                                 broken=getattr(self.engine, "broken_constraints", None))
+                                 broken=getattr(self.engine, "broken_constraints", None),
+                                 deterministic=getattr(self.engine, "is_deterministic", None))
         self.triage = Triage(
             self.store, self.check, judge, self.backends, versions, self.compiled,
             TriageSettings(self.settings.confirm_runs, self.settings.reduce,

@@ -26,12 +26,16 @@ BACKENDS: dict[str, str] = {
     "keras-tf": "dlfuzz.backends.keras_backend:KerasBackend",
     "keras-jax": "dlfuzz.backends.keras_backend:KerasJaxBackend",
     "keras-torch": "dlfuzz.backends.keras_backend:KerasTorchBackend",
+    "tfjs-cpu": "dlfuzz.backends.tfjs.backend:TfjsCpuBackend",
+    "tfjs-wasm": "dlfuzz.backends.tfjs.backend:TfjsWasmBackend",
+    "tfjs-webgl": "dlfuzz.backends.tfjs.webgl:TfjsWebglBackend",
 }
 
 ENGINES: dict[str, str] = {
     "api": "dlfuzz.engines.api.lib_engine:LibApiEngine",
     "numpy-api": "dlfuzz.engines.api.engine:ApiEngine",
     "model": "dlfuzz.engines.model.engine:ModelEngine",
+    "program": "dlfuzz.engines.program.engine:ProgramEngine",
 }
 
 ORACLES: dict[str, str] = {
@@ -39,6 +43,10 @@ ORACLES: dict[str, str] = {
     "status": "dlfuzz.oracles.status:StatusOracle",
     "differential": "dlfuzz.oracles.differential:DifferentialOracle",
     "boundary": "dlfuzz.oracles.boundary:BoundaryOracle",
+    "determinism": "dlfuzz.oracles.determinism:DeterminismOracle",
+    "program-state": "dlfuzz.oracles.program:ProgramStateOracle",
+    "program-cross": "dlfuzz.oracles.program:KerasCrossOracle",
+    "program-performance": "dlfuzz.oracles.program:PerformanceOracle",
 }
 
 _ENTRY_POINT_GROUPS = {"backend": "dlfuzz.backends", "engine": "dlfuzz.engines"}

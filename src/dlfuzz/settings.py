@@ -47,6 +47,9 @@ class CampaignSettings:
     violate_share: float = 0.1  # api engine: share of inputs that break one constraint
     spec_files: tuple[str, ...] = ()  # api engine: format-2 spec files (empty: built-in)
     specials: bool = True  # api engine: NaN/Inf/extreme values in generated tensors
+    seed_programs: tuple[str, ...] = ()  # program engine seeds: names or .py files (empty: all)
+    times_mt: int = 4  # program engine: mutants per code block and parent (MoCo's times_mt)
+    tfjs_version: str = ""  # TF.js release of the tfjs-* backends ("": the default one)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -31,6 +31,16 @@ class StageError(Exception):
         self.stage = stage
 
 
+class NativeCrash(Exception):
+    """A crash inside a native child of the worker (a Node process, a browser, a wasm trap).
+
+    The worker itself survives, so no signal reaches the host: this exception carries the
+    status instead (``classify_exception`` honours it), and the backend restarts the child.
+    """
+
+    status = "crash"
+
+
 def load_backend_class(target: str) -> type[Backend]:
     module_name, _, attr = target.partition(":")
     return getattr(importlib.import_module(module_name), attr)
@@ -92,6 +102,8 @@ class Backend:
     def run(self, case: ApiCase) -> tuple[np.ndarray, ...]:
         if case.kind == "graph":
             return self.run_graph(case)  # type: ignore[arg-type]
+        if case.kind == "program":
+            return self.run_program(case)  # type: ignore[arg-type]
         call = case.call_for(self.library)
         if call is None:
             raise StageError("prepare") from NotImplementedError(
@@ -128,6 +140,54 @@ class Backend:
         except Exception as exc:
             raise StageError(stage) from exc
         return self._fetch(result)
+
+    # ---- programs (ProgramCase, MoCo) --------------------------------------------------
+    def run_program(self, case: Any) -> tuple[np.ndarray, ...]:
+        """Execute a whole program in a fresh module namespace; its RESULT as outputs.
+
+        The program imports the library itself (already imported here, so that is a
+        dictionary lookup) and runs under a module name that is not ``__main__``, so
+        its script part stays quiet. Outputs: the eval predictions, the training loss,
+        the eval loss, the activation shapes recorded at each slot (flat int64:
+        slot, rank, dims...) and this worker's resident memory after the run (MB), which
+        the performance oracle follows across programs. A program that does not compile
+        or sets no RESULT is dlfuzz's own bug (stage ``dlfuzz``).
+        """
+        import types
+
+        if "program" not in self.case_kinds:
+            raise StageError("prepare") from NotImplementedError(
+                f"backend {self.name} does not run programs")
+        try:
+            code = compile(case.source, f"program_{case.node or case.id}.py", "exec")
+        except SyntaxError as exc:
+            raise StageError("dlfuzz") from exc
+        module = types.ModuleType(f"dlfuzz_program_{case.id}")
+        self.program_reset()
+        sys.modules[module.__name__] = module  # classes it defines can be looked up
+        try:
+            exec(code, module.__dict__)  # noqa: S102 - running generated programs is the job
+        except Exception as exc:
+            raise StageError("call") from exc
+        finally:
+            sys.modules.pop(module.__name__, None)
+        result = module.__dict__.get("RESULT")
+        if not isinstance(result, dict) or "outputs" not in result:
+            raise StageError("dlfuzz") from RuntimeError("the program set no RESULT dict")
+        try:
+            outputs = np.asarray(result["outputs"], dtype=np.float32)
+            flat: list[int] = []
+            for slot, shape in sorted(dict(module.__dict__.get("SLOT_SHAPES", {})).items()):
+                dims = [int(d) if d is not None else -1 for d in shape]
+                flat += [int(slot), len(dims), *dims]
+            return (outputs, np.asarray(float(result["loss"]), dtype=np.float64),
+                    np.asarray(float(result["eval_loss"]), dtype=np.float64),
+                    np.asarray(flat, dtype=np.int64), np.asarray(_rss_mb(), dtype=np.float64))
+        except Exception as exc:
+            raise StageError("fetch") from exc
+
+    def program_reset(self) -> None:
+        """Library state to clear before each program (what users do between models)."""
 
     # ---- models (GraphCase) ------------------------------------------------------------
     def run_graph(self, case: GraphCase) -> tuple[np.ndarray, ...]:
@@ -288,6 +348,20 @@ class Backend:
     def repro_to_list(self, expr: str) -> str:
         """Expression turning one output tensor into ``(nested list, dtype name)``."""
         raise NotImplementedError
+
+
+def _rss_mb() -> float:
+    """Resident memory of this process now (MB): unlike the peak, it can go down."""
+    try:
+        with open("/proc/self/statm") as f:
+            pages = int(f.read().split()[1])
+        import os
+
+        return pages * os.sysconf("SC_PAGE_SIZE") / (1024.0 * 1024.0)
+    except (OSError, ValueError, IndexError):
+        import resource
+
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
 def _refs_in(value: Any) -> set[int]:

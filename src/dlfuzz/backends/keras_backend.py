@@ -21,7 +21,7 @@ class KerasBackend(Backend):
     library = "keras-tf"
     keras_backend: ClassVar[str] = "tensorflow"
     lowering = "keras"
-    case_kinds = ("graph",)
+    case_kinds = ("graph", "program")
     case_timeout_factor = 2.0
 
     @property
@@ -58,6 +58,11 @@ class KerasBackend(Backend):
 
     def version(self) -> str:
         return f"{self.keras.__version__} ({self.keras_backend})"
+
+    def program_reset(self) -> None:
+        # Keras' advice between models: without it layer names and graph state pile up
+        # across programs, a growth of Keras' bookkeeping rather than a leak.
+        self.keras.backend.clear_session()
 
     def to_native(self, array: np.ndarray) -> Any:
         return array

@@ -20,7 +20,7 @@ class TorchBackend(Backend):
     library = "torch"
     repro_import = "import torch"
     lowering = "torch"
-    case_kinds = ("api", "graph")
+    case_kinds = ("api", "graph", "program")
 
     def setup(self) -> None:
         import torch
@@ -73,6 +73,7 @@ class TorchBackend(Backend):
 class TorchCompileBackend(TorchBackend):
     name = "torch-compile"
     compiled = True
+    case_kinds = ("api", "graph")  # programs run eagerly only (the torch backend)
     case_timeout_factor = 12.0
 
     def setup(self) -> None:

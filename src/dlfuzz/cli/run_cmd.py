@@ -51,11 +51,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--spec-file", action="append", metavar="PATH",
                    help="api engine: a format-2 spec file instead of the built-in ones "
                         "(repeatable; see `dlfuzz specs`)")
+    p.add_argument("--seed-program", action="append", metavar="NAME|PATH",
+                   help="program engine seed: a built-in seed (torch_lenet_seq, keras_lenet, "
+                        "...) or a seed program .py file (repeatable; default: all built-in)")
+    p.add_argument("--times-mt", type=int,
+                   help="program engine: mutants per code block and parent (default 4)")
     p.add_argument("--python", action="append", metavar="BACKEND=PATH",
                    help="run a backend's worker under another interpreter")
     p.add_argument("--preload", action="append", metavar="BACKEND=MODULE",
                    help="import MODULE in the backend's worker after its library")
     p.add_argument("--threads", type=int, help="library threads per worker (default 1)")
+    p.add_argument("--tfjs-version", metavar="V",
+                   help="TF.js release for the tfjs-* backends (see `dlfuzz tfjs install`)")
     p.add_argument("--config", type=Path, help="TOML file with a [campaign] table")
     p.add_argument("--profile", help="named settings: quick, ci, deep")
     p.add_argument("--quiet", action="store_true", help="no live status; a line per minute")
@@ -79,12 +86,16 @@ def _overrides(args: argparse.Namespace) -> dict:
         "generator": args.generator, "violate_share": args.violate_share,
         "specials": False if args.no_specials else None,
         "spec_files": tuple(args.spec_file) if args.spec_file else None,
+        "seed_programs": tuple(args.seed_program) if args.seed_program else None,
+        "times_mt": args.times_mt,
+        "tfjs_version": args.tfjs_version,
     }
     if args.method is not None and args.method not in ("lemon", "dljsfuzzer"):
         from dlfuzz.errors import UsageError
 
         raise UsageError(f"--method {args.method!r}: choose lemon or dljsfuzzer")
-    for key in ("batch_size", "confirm_runs", "memory_limit_mb", "threads", "inputs_per_model"):
+    for key in ("batch_size", "confirm_runs", "memory_limit_mb", "threads", "inputs_per_model",
+                "times_mt"):
         if over[key] is not None and over[key] < 1:
             from dlfuzz.errors import UsageError
 
@@ -101,11 +112,15 @@ def run(args: argparse.Namespace) -> int:
     if over["engine"] is not None:
         registry.import_string("engine", over["engine"])
     settings = load_settings(args.config, args.profile, over)
+    from dlfuzz.cli.tfjs_cmd import select_version
+
+    select_version(settings.tfjs_version, settings.backends)  # before a campaign dir exists
     store, settings = open_campaign(args.out, args.resume, settings)
     if args.resume is not None:
         done = store.totals()["seconds"]
         extra = over["budget_s"] or max(settings.budget_s - done, 0.0)
         settings = replace(settings, budget_s=done + extra)
+    select_version(settings.tfjs_version, settings.backends)  # a resumed campaign's own
     console = Console(stderr=True)
     live_mode = console.is_terminal and not args.quiet
     status = _Status(console, live_mode)

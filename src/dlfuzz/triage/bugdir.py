@@ -34,8 +34,8 @@ class BugFolder:
     meta: dict[str, Any]
 
 
-def repro_name(backend: str) -> str:
-    return f"repro_{backend.replace('-', '_')}.py"
+def repro_name(backend: str, suffix: str = ".py") -> str:
+    return f"repro_{backend.replace('-', '_')}{suffix}"
 
 
 def _npz(arrays: dict[str, np.ndarray]) -> bytes:
@@ -58,6 +58,11 @@ def write_model_files(folder: Path, case: GraphCase) -> None:
 
 def case_description(case: ApiCase | GraphCase) -> dict[str, Any]:
     """A readable account of a case (the pickle beside it is the exact one)."""
+    if getattr(case, "kind", "") == "program":
+        return {"api": case.api, "kind": "program", "library": case.library,
+                "expect": case.expect, "seed": case.seed, "node": case.node,
+                "parent": case.parent, "edge": {k: v for k, v in case.edge},
+                "program": "program.py"}
     if isinstance(case, GraphCase):
         return {"api": case.api, "kind": "model", "origin": dict(case.origin),
                 "dtype": case.graph.dtype, "nodes": [n.op for n in case.graph.nodes],
@@ -98,14 +103,25 @@ def write_bug_folder(root: Path, folder: BugFolder) -> tuple[Path, dict[str, str
     repros: dict[str, str] = {}
     if isinstance(case, GraphCase):
         write_model_files(staging, case)
+    program = getattr(case, "kind", "") == "program"
+    if program:
+        write_atomic(staging / "program.py", case.source.encode())  # type: ignore[attr-defined]
     for name, backend in folder.backends.items():
         if case.call_for(backend.library) is None:
             continue
         make = model_reproducer if isinstance(case, GraphCase) else reproducer
-        text = make(backend, case, folder.expectation, folder.title,  # type: ignore[arg-type]
-                    folder.versions.get(name, ""))
-        write_atomic(staging / repro_name(name), text.encode())
-        repros[name] = repro_name(name)
+        if program:
+            from dlfuzz.engines.program.repro import program_reproducer as make
+        # A backend in another language (TF.js: node script, HTML page) writes its own.
+        custom = getattr(backend, "repro_script", None)
+        if custom is not None:
+            text = custom(case, folder.expectation, folder.title, folder.versions.get(name, ""))
+        else:
+            text = make(backend, case, folder.expectation, folder.title,  # type: ignore[arg-type]
+                        folder.versions.get(name, ""))
+        file_name = repro_name(name, getattr(backend, "repro_suffix", ".py"))
+        write_atomic(staging / file_name, text.encode())
+        repros[name] = file_name
     meta = {**folder.meta, "id": folder.bug_id, "title": folder.title, "repro": repros,
             "versions": folder.versions}
     write_atomic(staging / "meta.json", json.dumps(meta, indent=2, default=str).encode())

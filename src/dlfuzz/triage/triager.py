@@ -41,7 +41,7 @@ class TriageSettings:
 
 # Every reduction run of a hang costs a full timeout, and of a crash a worker restart
 # (seconds for TF or JAX): those get a small budget, hangs none.
-REDUCE_RUNS_BY_SYMPTOM = {"timeout": 0, "crash": 24, "oom": 24}
+REDUCE_RUNS_BY_SYMPTOM = {"timeout": 0, "crash": 24, "oom": 24, "performance": 0}
 
 
 def bug_id_for(signature: str) -> str:
@@ -111,6 +111,10 @@ class Triage:
         if isinstance(case, GraphCase):
             passes = model_passes(self._probe_values(finding))
             weight = model_weight
+        elif getattr(case, "kind", "") == "program":
+            from dlfuzz.engines.program.repro import PROGRAM_PASSES, program_weight
+
+            passes, weight = dict(PROGRAM_PASSES), program_weight
         else:
             passes = {"drop_params": drop_params(self.rebuild), **DEFAULT_PASSES}
         budget = min(self.settings.max_reduce_runs, REDUCE_RUNS_BY_SYMPTOM.get(
@@ -148,8 +152,14 @@ class Triage:
 
     def expectation(self, finding: Finding, case: ApiCase, outcomes: dict[str, Outcome]
                     ) -> Expectation:
+        if getattr(case, "kind", "") == "program":
+            from dlfuzz.engines.program.repro import program_expectation
+
+            return program_expectation(finding, case, outcomes)  # type: ignore[arg-type]
         if finding.symptom == "boundary":
             return Expectation("rejects", note=finding.message)
+        if finding.symptom == "nondeterministic":
+            return Expectation("repeatable", note=finding.message)
         if finding.symptom not in ("numeric", "nan", "shape"):
             return Expectation("runs", note=finding.message)
         ref = self.judge.reference(case, outcomes)

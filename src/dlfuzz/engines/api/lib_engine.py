@@ -186,6 +186,11 @@ class LibApiEngine:
                        for p in spec.params)
         return replace(spec, params=params), frozenset(c.text for c in trusted)
 
+    def is_deterministic(self, case: ApiCase) -> bool:
+        """Whether the case's API gives the same bits for the same input (not dropout)."""
+        spec = self.specs.get(case.api)
+        return spec is not None and not spec.random
+
     def broken_constraints(self, case: ApiCase) -> list[str] | None:
         """The constraints of its spec a case breaks (the boundary oracle's check)."""
         from dlfuzz.engines.api.libgen import values_of

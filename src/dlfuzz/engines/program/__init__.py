@@ -1,0 +1,1 @@
+"""Program-level engine (MoCo)."""
