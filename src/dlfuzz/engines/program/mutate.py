@@ -98,6 +98,11 @@ class Knowledge:
     def arity(self, api: str) -> int:
         return int(self.kb.context(self.library, api).get("arity", 1))
 
+    def returns_tensor(self, api: str) -> bool:
+        """False for layers returning a tuple (torch RNNs: output and state), which a
+        slot of one tensor cannot take without glue code the template does not have."""
+        return self.kb.context(self.library, api).get("returns", "tensor") == "tensor"
+
 
 def fit_context(kb: Knowledge, block: Block, shape: tuple[int, ...]) -> Block:
     """Set the block's context parameters from the slot's incoming activation shape."""
@@ -141,7 +146,8 @@ def random_generation(kb: Knowledge, rng: Any, block: Block) -> Mutant | None:
 def api_replacement(kb: Knowledge, rng: Any, block: Block, rank: int) -> Mutant | None:
     """AR: a similar API (roulette over tau) that accepts the slot's rank."""
     candidates = [(a, t) for a, t in kb.similar(block.api)
-                  if a != block.api and kb.arity(a) == 1 and kb.accepts_rank(a, rank)]
+                  if a != block.api and kb.arity(a) == 1 and kb.returns_tensor(a)
+                  and kb.accepts_rank(a, rank)]
     new_api = kb.roulette(rng, candidates)
     if new_api is None:
         return None
