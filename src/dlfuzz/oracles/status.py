@@ -26,12 +26,14 @@ _REJECTION = re.compile(
     r"not implemented|not supported|unsupported|does not support|only supports?|expected|"
     r"must |must$|should |invalid|cannot|can't|could not|out of (range|bounds)|mismatch|"
     r"incompatible|requires?|not allowed|is not|are not|too (large|small|many)|"
-    r"dimension|shape|axis|dtype|type promotion|casting|broadcast", re.I)
+    r"dimension|shape|axis|dtype|type promotion|casting|broadcast|non-finite|"
+    r"singular|failed to converge", re.I)
 _UNSUPPORTED = re.compile(
     r"unsupported op|not supported|unsupported operation|not implemented|"
     r"notimplementederror|no registered .* kernel|unimplementederror", re.I)
 _REJECTION_TYPES = {"TypeError", "ValueError", "NotImplementedError", "IndexError",
-                    "AxisError", "InvalidArgumentError", "UnimplementedError", "KeyError"}
+                    "AxisError", "InvalidArgumentError", "UnimplementedError", "KeyError",
+                    "LinAlgError", "_LinAlgError"}
 
 
 def is_deliberate_rejection(outcome: Outcome) -> bool:

@@ -80,14 +80,55 @@ def _target(target: str) -> tuple[str, str]:
 
 
 def _inlined(target: str) -> tuple[str, str]:
-    """A dlfuzz helper function (counterpart composition): its own source, dedented."""
+    """A dlfuzz helper function (counterpart composition) as plain source: itself and the
+    module-level helpers, constants and imports it uses, without decorators or
+    annotations, so the reproducer needs only the libraries."""
     import importlib
-    import inspect
-    import textwrap
 
     module, _, name = target.rpartition(".")
     fn = getattr(importlib.import_module(module), name)
-    return name, textwrap.dedent(inspect.getsource(fn)).rstrip()
+    parts: dict[str, str] = {}
+    imports: set[str] = set()
+    _collect(fn, parts, imports)
+    return name, "\n\n\n".join([*sorted(imports), *parts.values()]).strip()
+
+
+def _code_names(code: Any) -> list[str]:
+    names = list(code.co_names)
+    for const in code.co_consts:
+        if hasattr(const, "co_names"):
+            names += _code_names(const)
+    return names
+
+
+def _collect(fn: Any, parts: dict[str, str], imports: set[str]) -> None:
+    """Depth first, so a helper's own dependencies come before it in ``parts``."""
+    import ast
+    import inspect
+    import textwrap
+
+    parts.setdefault(fn.__name__, "")  # mark first: recursion and mutual calls stop here
+    for name in dict.fromkeys(_code_names(fn.__code__)):
+        if name in parts or name not in fn.__globals__:
+            continue
+        value = fn.__globals__[name]
+        if inspect.isfunction(value) and value.__module__.startswith("dlfuzz"):
+            _collect(value, parts, imports)
+        elif inspect.ismodule(value):
+            full = value.__name__
+            imports.add(f"import {full}" if full == name else f"import {full} as {name}")
+        elif isinstance(value, int | float | str | bool | tuple | frozenset | dict | type(None)):
+            parts[name] = f"{name} = {value!r}"
+    tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            node.decorator_list = []
+            node.returns = None
+            for arg in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs,
+                        node.args.vararg, node.args.kwarg]:
+                if arg is not None:
+                    arg.annotation = None
+    parts[fn.__name__] = ast.unparse(tree)
 
 
 def _arg(value: Any, backend: Backend) -> str:

@@ -179,6 +179,12 @@ class LibApiEngine:
         ``not (p < 0 or p > 1)`` can be broken with p drawn in [0, 1]) and the texts of
         the constraints it may break."""
         trusted = tuple(c for c in spec.constraints if c.source in VIOLATE_SOURCES)
+        # What the library's own checks or errors say about a parameter governs what its
+        # signature's annotations suggest (``jax.lax.sort_key_val``'s ``dimension`` is
+        # annotated as an index yet checked as ``-ndims <= dimension < ndims``).
+        checked = frozenset().union(*(c.names for c in trusted if c.source != "signature"))
+        trusted = tuple(c for c in trusted
+                        if c.source != "signature" or not c.names & checked)
         if not trusted:
             return None
         named = frozenset().union(*(c.names for c in trusted))

@@ -158,8 +158,9 @@ def helpers(fn: Any, names: list[str], depth: int = 2
         return
     glb = getattr(inspect.unwrap(fn), "__globals__", {})
     seen: set[int] = set()
+    guarded = _caught(tree)
     for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
+        if not isinstance(node, ast.Call) or id(node) in guarded:
             continue
         callee = None
         if isinstance(node.func, ast.Name):
@@ -176,6 +177,17 @@ def helpers(fn: Any, names: list[str], depth: int = 2
             continue
         for sub, sub_tree, sub_map in helpers(callee, list(mapping), depth - 1):
             yield sub, sub_tree, {k: mapping[v] for k, v in sub_map.items()}
+
+
+def _caught(tree: ast.AST) -> set[int]:
+    """Nodes inside a ``try`` body that has handlers: what they raise is caught, so
+    their checks are no rejection (``jnp.array_equiv`` returns False instead)."""
+    out: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Try) and node.handlers:
+            for stmt in node.body:
+                out.update(id(n) for n in ast.walk(stmt))
+    return out
 
 
 def validation_constraints(fn: Any, names: list[str]) -> list[str]:
@@ -197,8 +209,9 @@ def promotion_constraints(fn: Any, tensors: list[str]) -> list[str]:
     if isinstance(fn, jnp.ufunc):
         groups.append(tensors)
     for _, tree, mapping in helpers(fn, tensors):
+        guarded = _caught(tree)
         for node in ast.walk(tree):
-            if not isinstance(node, ast.Call):
+            if not isinstance(node, ast.Call) or id(node) in guarded:
                 continue
             f = node.func
             name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(

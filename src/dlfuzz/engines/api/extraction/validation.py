@@ -214,7 +214,10 @@ class _Walker:
         elif isinstance(s, ast.With | ast.AsyncWith):
             self.block(s.body, path)
         elif isinstance(s, ast.Try):
-            self.block(s.body, path)
+            # A check inside ``try`` whose error the function catches is not a rejection
+            # (``jnp.array_equiv`` returns False for shapes that do not broadcast).
+            if not s.handlers:
+                self.block(s.body, path)
             self.block(s.finalbody, path)
 
     def forget(self, target: ast.expr) -> None:
