@@ -391,7 +391,9 @@ def build_spec(api: str, group: str, fn: Any) -> LibSpec:
     tensors = [f["name"] for f in fields if "tensor" in f["type"]]
     found: list[tuple[str, str]] = []
     is_lax = api.startswith("jax.lax.")
-    found += [(t, "signature") for t in axis_constraints(
+    # Axis ranges follow dlfuzz's convention for parameters named like axes, not a check
+    # JAX makes (lax.split takes a negative axis): "hand", so violate mode leaves them.
+    found += [(t, "hand") for t in axis_constraints(
         fields, lax=is_lax, axes=tuple(hint.get("axes", ())), skip=tuple(hint.get("own_axes", ())))]
     found += [(t, "doc") for t in docstrings.constraints_from_doc(inspect.getdoc(fn), names)]
     found += [(t, "validation") for t in validation_constraints(fn, names)]
