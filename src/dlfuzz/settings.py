@@ -49,6 +49,7 @@ class CampaignSettings:
     specials: bool = True  # api engine: NaN/Inf/extreme values in generated tensors
     seed_programs: tuple[str, ...] = ()  # program engine seeds: names or .py files (empty: all)
     times_mt: int = 4  # program engine: mutants per code block and parent (MoCo's times_mt)
+    program_data: str = ""  # program engine: a user .npz (x, y) instead of synthetic data
     tfjs_version: str = ""  # TF.js release of the tfjs-* backends ("": the default one)
 
     def to_json(self) -> dict[str, Any]:

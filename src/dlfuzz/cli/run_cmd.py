@@ -54,6 +54,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed-program", action="append", metavar="NAME|PATH",
                    help="program engine seed: a built-in seed (torch_lenet_seq, keras_lenet, "
                         "...) or a seed program .py file (repeatable; default: all built-in)")
+    p.add_argument("--program-data", metavar="FILE.npz",
+                   help="program engine: arrays x, y (<= 100 samples used) the seeds train "
+                        "on instead of synthetic data; seeds whose input shape does not fit "
+                        "are left out")
     p.add_argument("--times-mt", type=int,
                    help="program engine: mutants per code block and parent (default 4)")
     p.add_argument("--python", action="append", metavar="BACKEND=PATH",
@@ -88,6 +92,7 @@ def _overrides(args: argparse.Namespace) -> dict:
         "spec_files": tuple(args.spec_file) if args.spec_file else None,
         "seed_programs": tuple(args.seed_program) if args.seed_program else None,
         "times_mt": args.times_mt,
+        "program_data": str(Path(args.program_data).resolve()) if args.program_data else None,
         "tfjs_version": args.tfjs_version,
     }
     if args.method is not None and args.method not in ("lemon", "dljsfuzzer"):

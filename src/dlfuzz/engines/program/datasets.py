@@ -18,6 +18,9 @@ with ``[:N_SAMPLES]``, so the host checks exactly what the programs will train o
 
 from __future__ import annotations
 
+import hashlib
+import os
+import re
 import warnings
 import zipfile
 from dataclasses import dataclass
@@ -214,3 +217,37 @@ def prepare(path: str | Path, dataset: str, layout: str, out: str | Path) -> Pat
     x, y = load_npz(path)
     x, y = conform(x, y, dataset, layout, source=f"dataset file {path}")
     return write_npz(out, x, y)
+
+
+_DATA_LINE = re.compile(r"^DATA_FILE = None$", re.M)
+
+
+def data_dir() -> Path:
+    """Where conformed copies of user datasets go (``$DLFUZZ_CACHE`` or ~/.cache/dlfuzz)."""
+    base = os.environ.get("DLFUZZ_CACHE") or str(Path.home() / ".cache" / "dlfuzz")
+    return Path(base) / "program-data"
+
+
+def use_dataset(seed: str, source: str, path: str | Path) -> str:
+    """The seed's source reading the user's ``.npz`` file instead of synthetic data.
+
+    The file is checked and conformed to the seed's dataset shape and layout (a
+    ``UsageError`` names the file, the shapes and the fix), written once as a copy keyed
+    by its content, and the seed's ``DATA_FILE = None`` line set to that copy's absolute
+    path: every generated program, and so every reproducer, reads the same file.
+    """
+    from dlfuzz.engines.program.seeds import SEEDS
+
+    info = SEEDS.get(seed)
+    if info is None or not _DATA_LINE.search(source):
+        raise UsageError(f"--program-data {path}: seed {seed!r} is not a built-in seed with a "
+                         "`DATA_FILE = None` line; set DATA_FILE in your seed file instead")
+    layout = "torch" if info.library == "torch" else "keras"
+    x, y = load_npz(path)
+    x, y = conform(x, y, info.dataset, layout, source=f"dataset file {path}")
+    digest = hashlib.blake2b(x.tobytes() + y.tobytes(), digest_size=8).hexdigest()
+    out = data_dir() / f"{info.dataset}-{layout}-{digest}.npz"
+    if not out.is_file():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        write_npz(out, x, y)
+    return _DATA_LINE.sub(f"DATA_FILE = {str(out.resolve())!r}", source, count=1)

@@ -93,11 +93,12 @@ class ProgramEngine:
 
     name = "program"
     case_kind = "program"
-    settings_keys = ("seed_programs", "times_mt")
+    settings_keys = ("seed_programs", "times_mt", "program_data")
 
     def __init__(self, seed: int = 0, libraries: Sequence[str] = ("torch",),
                  apis: Iterable[str] | None = None, seed_programs: Sequence[str] = (),
-                 times_mt: int = 4, knowledge: Mapping[str, Any] | None = None) -> None:
+                 times_mt: int = 4, knowledge: Mapping[str, Any] | None = None,
+                 program_data: str = "") -> None:
         if times_mt < 1:
             raise UsageError(f"--times-mt {times_mt}: give at least 1")
         self.libraries = tuple(dict.fromkeys(program_library(lib) for lib in libraries))
@@ -107,15 +108,29 @@ class ProgramEngine:
         items = list(seed_programs) or [s for s in builtin_seeds()
                                         if load_seed(s)[1] in self.libraries]
         self.trees: list[_Tree] = []
+        misfits: list[str] = []
         for item in items:
             name, library, source = load_seed(item)
             if library not in self.libraries:
                 raise UsageError(f"--seed-program {item}: a {library} program, but no backend "
                                  f"of the campaign runs {library} programs (backends for "
                                  f"{', '.join(self.libraries)})")
+            if program_data:  # the user's data set instead of the synthetic one
+                from dlfuzz.engines.program.datasets import use_dataset
+
+                try:
+                    source = use_dataset(name, source, program_data)
+                except UsageError as exc:
+                    if seed_programs:  # a seed the user chose must take the data
+                        raise
+                    misfits.append(f"{name}: {exc}")
+                    continue
             self.trees.append(_Tree(self._seed(name, library, source, item)))
         if not self.trees:
-            raise UsageError("no seed program for the chosen backends; give --seed-program")
+            why = "; ".join(misfits[:3])
+            raise UsageError("no seed program for the chosen backends" +
+                             (f" takes --program-data {program_data} ({why})" if misfits
+                              else "; give --seed-program"))
         self.nodes: dict[str, _Tree] = {}
         self.stats: dict[str, int] = {"programs": 0, "ran": 0, "failed": 0,
                                       "generation_failures": 0, "negative_rejected": 0,
