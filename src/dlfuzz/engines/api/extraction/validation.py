@@ -214,9 +214,7 @@ class _Walker:
         elif isinstance(s, ast.With | ast.AsyncWith):
             self.block(s.body, path)
         elif isinstance(s, ast.Try):
-            # A check inside ``try`` whose error the function catches is not a rejection
-            # (``jnp.array_equiv`` returns False for shapes that do not broadcast).
-            if not s.handlers:
+            if not s.handlers:  # a caught check rejects nothing (jnp.array_equiv)
                 self.block(s.body, path)
             self.block(s.finalbody, path)
 
