@@ -137,6 +137,23 @@
     }
   }
 
+  // The call (stage 'call', awaited if it returns a promise), then its outputs read
+  // back (stage 'fetch'): each failure names the stage it happened in.
+  async function callAndFetch(tf, call) {
+    let result;
+    try {
+      result = call();
+      if (result && typeof result.then === 'function') result = await result;
+    } catch (err) {
+      return { ok: false, error: describeError(err, 'call') };
+    }
+    try {
+      return { ok: true, outputs: flatten(tf, result, []) };
+    } catch (err) {
+      return { ok: false, error: describeError(err, 'fetch') };
+    }
+  }
+
   // One API case: {call, tensors (specs)} + the concatenated input bytes.
   async function runCall(tf, header, bytes) {
     return scoped(tf, async () => {
@@ -149,18 +166,7 @@
       } catch (err) {
         return { ok: false, error: describeError(err, 'prepare') };
       }
-      let result;
-      try {
-        result = fn.apply(owner, args);
-        if (result && typeof result.then === 'function') result = await result;
-      } catch (err) {
-        return { ok: false, error: describeError(err, 'call') };
-      }
-      try {
-        return { ok: true, outputs: flatten(tf, result, []) };
-      } catch (err) {
-        return { ok: false, error: describeError(err, 'fetch') };
-      }
+      return callAndFetch(tf, () => fn.apply(owner, args));
     });
   }
 
@@ -196,18 +202,7 @@
       } catch (err) {
         return { ok: false, error: describeError(err, 'prepare') };
       }
-      let result;
-      try {
-        result = model.fn(inputs);
-        if (result && typeof result.then === 'function') result = await result;
-      } catch (err) {
-        return { ok: false, error: describeError(err, 'call') };
-      }
-      try {
-        return { ok: true, outputs: flatten(tf, result, []) };
-      } catch (err) {
-        return { ok: false, error: describeError(err, 'fetch') };
-      }
+      return callAndFetch(tf, () => model.fn(inputs));
     });
   }
 

@@ -13,10 +13,7 @@ const http = require('http');
 const os = require('os');
 const path = require('path');
 
-function option(name, fallback) {
-  const i = process.argv.indexOf('--' + name);
-  return i >= 0 ? process.argv[i + 1] : fallback;
-}
+const { option, sender, readFrames } = require('./framing.js');
 
 const tfjsDir = option('tfjs-dir');
 const toolsDir = option('tools-dir');
@@ -42,15 +39,7 @@ const PAGE = '<!doctype html><meta charset="utf-8"><title>dlfuzz tfjs-webgl</tit
   '<script src="/tf.min.js"></script><script src="/core.js"></script>' +
   (graphJs ? '<script src="/graph.js"></script>' : '');
 
-function send(header, body) {
-  const head = Buffer.from(JSON.stringify(header));
-  const prefix = Buffer.alloc(8);
-  prefix.writeUInt32LE(head.length, 0);
-  prefix.writeUInt32LE(body.length, 4);
-  const all = Buffer.concat([prefix, head, body]);
-  let done = 0;
-  while (done < all.length) done += fs.writeSync(fdOut, all, done, all.length - done);
-}
+const send = sender(fdOut);
 
 function serve() {
   const server = http.createServer((req, res) => {
@@ -152,7 +141,6 @@ async function main() {
   }
   send({ ok: true, ready: true, version: info.version, backend: info.backend, renderer: info.renderer }, Buffer.alloc(0));
 
-  let pending = Buffer.alloc(0);
   let busy = Promise.resolve();
   const handle = async (header, body) => {
     if (header.op === 'patch') {
@@ -175,21 +163,11 @@ async function main() {
     const blobs = result.outputs.map((o) => Buffer.from(o.b64, 'base64'));
     send({ ok: true, outputs: result.outputs.map(({ dtype, shape, nbytes }) => ({ dtype, shape, nbytes })) }, Buffer.concat(blobs));
   };
-  const pump = () => {
-    while (pending.length >= 8) {
-      const headLen = pending.readUInt32LE(0);
-      const bodyLen = pending.readUInt32LE(4);
-      if (pending.length < 8 + headLen + bodyLen) return;
-      const header = JSON.parse(pending.subarray(8, 8 + headLen).toString('utf8'));
-      const body = Buffer.from(pending.subarray(8 + headLen, 8 + headLen + bodyLen));
-      pending = pending.subarray(8 + headLen + bodyLen);
-      busy = busy.then(() => handle(header, body)).then((r) => r, (err) => {
-        send({ ok: false, error: { type: 'DriverError', stage: 'dlfuzz', message: String(err) } }, Buffer.alloc(0));
-      });
-    }
-  };
-  process.stdin.on('data', (chunk) => { pending = Buffer.concat([pending, chunk]); pump(); });
-  process.stdin.on('end', () => busy.then(() => quit(0)));
+  readFrames((header, body) => {
+    busy = busy.then(() => handle(header, body)).then((r) => r, (err) => {
+      send({ ok: false, error: { type: 'DriverError', stage: 'dlfuzz', message: String(err) } }, Buffer.alloc(0));
+    });
+  }, () => busy.then(() => quit(0)));
 }
 
 main().catch((err) => {

@@ -11,11 +11,7 @@
 const fs = require('fs');
 const path = require('path');
 const core = require('./core.js');
-
-function option(name, fallback) {
-  const i = process.argv.indexOf('--' + name);
-  return i >= 0 ? process.argv[i + 1] : fallback;
-}
+const { option, sender, readFrames } = require('./framing.js');
 
 const wanted = option('backend', 'cpu');
 const tfjsDir = option('tfjs-dir');
@@ -30,21 +26,13 @@ const tf = require(path.join(modules, '@tensorflow', 'tfjs'));
 if (wanted === 'wasm') require(path.join(modules, '@tensorflow', 'tfjs-backend-wasm'));
 let buildGraph = null;
 
-function send(header, chunks) {
-  const body = Buffer.concat(chunks.map((c) => Buffer.from(c.buffer, c.byteOffset, c.byteLength)));
-  const head = Buffer.from(JSON.stringify(header));
-  const prefix = Buffer.alloc(8);
-  prefix.writeUInt32LE(head.length, 0);
-  prefix.writeUInt32LE(body.length, 4);
-  const all = Buffer.concat([prefix, head, body]);
-  let done = 0;
-  while (done < all.length) done += fs.writeSync(fdOut, all, done, all.length - done);
-}
+const send = sender(fdOut);
+const bytesOf = (c) => Buffer.from(c.buffer, c.byteOffset, c.byteLength);
 
 function reply(result) {
-  if (!result.ok) return send(result, []);
+  if (!result.ok) return send(result, Buffer.alloc(0));
   const outputs = result.outputs.map((o) => ({ dtype: o.dtype, shape: o.shape, nbytes: o.bytes.byteLength }));
-  send({ ok: true, outputs }, result.outputs.map((o) => o.bytes));
+  send({ ok: true, outputs }, Buffer.concat(result.outputs.map((o) => bytesOf(o.bytes))));
 }
 
 function checkBackend() {
@@ -69,28 +57,19 @@ async function handle(header, body) {
   return { ok: false, error: { type: 'DlfuzzError', message: 'unknown op ' + header.op, stage: 'dlfuzz' } };
 }
 
-let pending = Buffer.alloc(0);
 let busy = Promise.resolve();
 
-function pump() {
-  while (pending.length >= 8) {
-    const headLen = pending.readUInt32LE(0);
-    const bodyLen = pending.readUInt32LE(4);
-    if (pending.length < 8 + headLen + bodyLen) return;
-    const header = JSON.parse(pending.subarray(8, 8 + headLen).toString('utf8'));
-    const body = new Uint8Array(pending.subarray(8 + headLen, 8 + headLen + bodyLen));
-    pending = pending.subarray(8 + headLen + bodyLen);
-    busy = busy.then(async () => {
-      let result;
-      try {
-        result = await handle(header, body);
-      } catch (err) {
-        result = { ok: false, error: core.describeError(err, 'call') };
-      }
-      reply(result);
-      if (!result.ok && result.error.crash) process.exit(70); // the wasm heap is suspect now
-    });
-  }
+function onFrame(header, body) {
+  busy = busy.then(async () => {
+    let result;
+    try {
+      result = await handle(header, body);
+    } catch (err) {
+      result = { ok: false, error: core.describeError(err, 'call') };
+    }
+    reply(result);
+    if (!result.ok && result.error.crash) process.exit(70); // the wasm heap is suspect now
+  });
 }
 
 async function main() {
@@ -98,16 +77,15 @@ async function main() {
   await tf.ready();
   if (!ok || tf.getBackend() !== wanted) {
     send({ ok: false, error: { type: 'BackendFallback', stage: 'setup', message:
-      `tf.setBackend('${wanted}') failed; tf.getBackend() is ${tf.getBackend()}` } }, []);
+      `tf.setBackend('${wanted}') failed; tf.getBackend() is ${tf.getBackend()}` } }, Buffer.alloc(0));
     process.exit(2);
   }
   const pkg = JSON.parse(fs.readFileSync(path.join(modules, '@tensorflow', 'tfjs', 'package.json')));
-  send({ ok: true, ready: true, version: pkg.version, backend: tf.getBackend() }, []);
-  process.stdin.on('data', (chunk) => { pending = Buffer.concat([pending, chunk]); pump(); });
-  process.stdin.on('end', () => busy.then(() => process.exit(0)));
+  send({ ok: true, ready: true, version: pkg.version, backend: tf.getBackend() }, Buffer.alloc(0));
+  readFrames(onFrame, () => busy.then(() => process.exit(0)));
 }
 
 main().catch((err) => {
-  send({ ok: false, error: core.describeError(err, 'setup') }, []);
+  send({ ok: false, error: core.describeError(err, 'setup') }, Buffer.alloc(0));
   process.exit(2);
 });
