@@ -92,11 +92,15 @@ def main() -> None:
     ap.add_argument("--inputs", type=int, default=1, help="input sets per model")
     ap.add_argument("--method", default="dljsfuzzer")
     ap.add_argument("--seed-model", default="identity")
+    ap.add_argument("--only", type=int, nargs="*", default=None,
+                    help="run only these backend sets (1-based, in the order printed)")
     args = ap.parse_args()
     print(f"method {args.method}, seed {args.seed_model}, {args.inputs} input set(s) per "
           f"model, {args.seconds:.0f} s measured after {args.warmup:.0f} s warm-up")
     graphs: list = []
-    for label, backends in SETS.items():
+    for i, (label, backends) in enumerate(SETS.items(), 1):
+        if args.only and i not in args.only:
+            continue
         r = run_set(backends, args.seconds, args.warmup, args.method, args.seed_model,
                     args.inputs)
         graphs = graphs or r["graphs"]

@@ -3,9 +3,11 @@
 Each pass proposes smaller GraphCases; the triage keeps the first that still shows the
 bug's signature (same symptom, backend and localized layer kind). Structure first
 (cut the graph after a node, isolate one node with its recorded inputs, bypass
-shape-preserving nodes), then shapes (batch 1, shorter spatial axes), then values
-(weights and inputs as zeros, ones, small integers). Invalid candidates never leave
-here: every graph is re-checked by the IR.
+shape-preserving nodes), then shapes (batch 1, shorter axes, channels included), then
+widths (fewer filters, units, depth multiplier), then values (weights and inputs as zeros,
+ones, small integers). When a shape or width shrinks, every weight whose declared shape
+shrank with it keeps its leading slice, so the rest of the model computes what it did.
+Invalid candidates never leave here: every graph is re-checked by the IR.
 """
 
 from __future__ import annotations
@@ -19,9 +21,11 @@ import numpy as np
 from dlfuzz.cases import GraphCase, Tensor
 from dlfuzz.errors import Rejected
 from dlfuzz.ir.graph import Graph, Node, TensorType, rename_value
-from dlfuzz.ir.model import Model
+from dlfuzz.ir.model import Model, weight_shapes
 
 Values = Callable[[GraphCase], dict[str, np.ndarray] | None]
+# Attributes that set a layer's width; shrinking them shrinks the weights that follow.
+WIDTH_ATTRS = ("filters", "units", "depth_multiplier")
 
 
 def _weights_dict(case: GraphCase) -> dict[str, np.ndarray]:
@@ -44,6 +48,20 @@ def _with_model(case: GraphCase, graph: Graph, weights: dict[str, np.ndarray],
     return replace(case, graph=graph, tensors=tensors, probe=False,
                    weights=tuple((k, Tensor.from_numpy(model.weights[k]))
                                  for k in sorted(model.weights)))
+
+
+def fit_weights(graph: Graph, weights: dict[str, np.ndarray]) -> dict[str, np.ndarray] | None:
+    """The weights cut to the shapes ``graph``'s ops declare now: the leading slice of each
+    axis that shrank. None when one would have to grow (nothing to take it from)."""
+    fitted: dict[str, np.ndarray] = {}
+    for n in graph.nodes:
+        for name, shape in weight_shapes(graph, n).items():
+            w = weights.get(f"{n.id}.{name}")
+            if w is None or w.ndim != len(shape) or any(
+                    want > have for want, have in zip(shape, w.shape, strict=True)):
+                return None
+            fitted[f"{n.id}.{name}"] = w[tuple(slice(0, d) for d in shape)]
+    return fitted
 
 
 def cut_after(case: GraphCase) -> Iterator[GraphCase]:
@@ -115,7 +133,8 @@ def _reshaped(case: GraphCase, arrays: list[np.ndarray]) -> GraphCase | None:
         smaller = g.with_nodes(g.nodes, inputs=types)
     except Rejected:
         return None
-    return _with_model(case, smaller, _weights_dict(case), arrays)
+    weights = fit_weights(smaller, _weights_dict(case))
+    return None if weights is None else _with_model(case, smaller, weights, arrays)
 
 
 def shrink_shapes(case: GraphCase) -> Iterator[GraphCase]:
@@ -135,6 +154,29 @@ def shrink_shapes(case: GraphCase) -> Iterator[GraphCase]:
                 c = _reshaped(case, cut)
                 if c is not None:
                     yield c
+
+
+def shrink_widths(case: GraphCase) -> Iterator[GraphCase]:
+    """Each layer's filters, units or depth multiplier down to 1, else halved; the layers
+    after it keep the leading slices of their weights."""
+    g = case.graph
+    weights = _weights_dict(case)
+    for i, n in enumerate(g.nodes):
+        for attr in WIDTH_ATTRS:
+            width = n.attr(attr)
+            if not isinstance(width, int) or isinstance(width, bool) or width <= 1:
+                continue
+            for size in dict.fromkeys((1, width // 2)):
+                nodes = list(g.nodes)
+                nodes[i] = n.with_attrs(**{attr: size})
+                try:
+                    smaller = g.with_nodes(nodes)
+                except Rejected:
+                    continue
+                fitted = fit_weights(smaller, weights)
+                candidate = None if fitted is None else _with_model(case, smaller, fitted)
+                if candidate is not None:
+                    yield candidate
 
 
 def _simpler(a: np.ndarray) -> list[np.ndarray]:
@@ -177,4 +219,5 @@ def model_weight(case: GraphCase) -> tuple[Any, ...]:
 
 def model_passes(values: Values) -> dict[str, Callable[[GraphCase], Iterator[GraphCase]]]:
     return {"cut_after": cut_after, "isolate": isolate(values), "bypass": bypass,
-            "shrink_shapes": shrink_shapes, "simplify_values": simplify_values}
+            "shrink_shapes": shrink_shapes, "shrink_widths": shrink_widths,
+            "simplify_values": simplify_values}

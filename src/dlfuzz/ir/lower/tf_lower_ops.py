@@ -314,41 +314,46 @@ def _reduce(fn: str) -> Emitter:
 _RNN_HELPERS = {
     "SimpleRNN": '''
 def _simple_rnn(x, kernel, recurrent_kernel, bias, return_sequences):
-    """Keras SimpleRNN: h = tanh(x_t K + h R + b) from a zero state, unrolled over time."""
-    h = tf.zeros([tf.shape(x)[0], recurrent_kernel.shape[0]], x.dtype)
-    hs = []
-    for x_t in tf.unstack(x, axis=1):
-        h = tf.math.tanh(tf.linalg.matmul(x_t, kernel)
-                         + tf.linalg.matmul(h, recurrent_kernel) + bias)
-        hs.append(h)
-    return tf.stack(hs, axis=1) if return_sequences else h
+    """Keras SimpleRNN: h = tanh(x_t K + h R + b) from a zero state, a tf.scan over time."""
+    h0 = tf.zeros([tf.shape(x)[0], recurrent_kernel.shape[0]], x.dtype)
+
+    def step(h, x_t):
+        return tf.math.tanh(tf.linalg.matmul(x_t, kernel)
+                            + tf.linalg.matmul(h, recurrent_kernel) + bias)
+
+    hs = tf.transpose(tf.scan(step, tf.transpose(x, [1, 0, 2]), initializer=h0), [1, 0, 2])
+    return hs if return_sequences else hs[:, -1]
 ''',
     "LSTM": '''
 def _lstm(x, kernel, recurrent_kernel, bias, return_sequences):
-    """Keras LSTM, gates i, f, c, o (sigmoid gates, tanh cell), zero state, unrolled."""
-    h = c = tf.zeros([tf.shape(x)[0], recurrent_kernel.shape[0]], x.dtype)
-    hs = []
-    for x_t in tf.unstack(x, axis=1):
+    """Keras LSTM, gates i, f, c, o (sigmoid gates, tanh cell), zero state, tf.scan."""
+    h0 = tf.zeros([tf.shape(x)[0], recurrent_kernel.shape[0]], x.dtype)
+
+    def step(state, x_t):
+        h, c = state
         z = tf.linalg.matmul(x_t, kernel) + tf.linalg.matmul(h, recurrent_kernel) + bias
         i, f, g, o = tf.split(z, 4, axis=-1)
         c = tf.math.sigmoid(f) * c + tf.math.sigmoid(i) * tf.math.tanh(g)
-        h = tf.math.sigmoid(o) * tf.math.tanh(c)
-        hs.append(h)
-    return tf.stack(hs, axis=1) if return_sequences else h
+        return tf.math.sigmoid(o) * tf.math.tanh(c), c
+
+    hs, _ = tf.scan(step, tf.transpose(x, [1, 0, 2]), initializer=(h0, h0))
+    hs = tf.transpose(hs, [1, 0, 2])
+    return hs if return_sequences else hs[:, -1]
 ''',
     "GRU": '''
 def _gru(x, kernel, recurrent_kernel, bias, return_sequences):
-    """Keras GRU (reset_after), gates z, r, h; bias row 0 input, row 1 recurrent; unrolled."""
-    h = tf.zeros([tf.shape(x)[0], recurrent_kernel.shape[0]], x.dtype)
-    hs = []
-    for x_t in tf.unstack(x, axis=1):
+    """Keras GRU (reset_after), gates z, r, h; bias row 0 input, row 1 recurrent; tf.scan."""
+    h0 = tf.zeros([tf.shape(x)[0], recurrent_kernel.shape[0]], x.dtype)
+
+    def step(h, x_t):
         xz, xr, xh = tf.split(tf.linalg.matmul(x_t, kernel) + bias[0], 3, axis=-1)
         hz, hr, hh = tf.split(tf.linalg.matmul(h, recurrent_kernel) + bias[1], 3, axis=-1)
         z = tf.math.sigmoid(xz + hz)
         r = tf.math.sigmoid(xr + hr)
-        h = z * h + (1 - z) * tf.math.tanh(xh + r * hh)
-        hs.append(h)
-    return tf.stack(hs, axis=1) if return_sequences else h
+        return z * h + (1 - z) * tf.math.tanh(xh + r * hh)
+
+    hs = tf.transpose(tf.scan(step, tf.transpose(x, [1, 0, 2]), initializer=h0), [1, 0, 2])
+    return hs if return_sequences else hs[:, -1]
 ''',
 }
 HELPERS = _RNN_HELPERS
@@ -356,7 +361,8 @@ _RNN_FN = {"SimpleRNN": "_simple_rnn", "LSTM": "_lstm", "GRU": "_gru"}
 
 
 def _rnn(node: Node, xs: list[str], c: Ctx) -> list[str]:
-    """A call of the cell helper: time is static, so a Python loop unrolls it."""
+    """A call of the cell helper: a ``tf.scan`` over time, as Keras' TF backend runs an RNN
+    (a while loop), so XLA compiles one step instead of an unrolled copy per time step."""
     c.helpers.add(node.op)
     k, r, b = c.w("kernel"), c.w("recurrent_kernel"), c.w("bias")
     return [f"{node.id} = {_RNN_FN[node.op]}({xs[0]}, {k}, {r}, {b}, "
