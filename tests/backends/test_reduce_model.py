@@ -18,10 +18,12 @@ from dlfuzz.ir.model import Model
 from dlfuzz.ir.weights import init_model
 from dlfuzz.triage.reduce_model import (
     cut_after,
+    drop_prefix,
     fit_weights,
     model_weight,
     shrink_shapes,
     shrink_widths,
+    suffix_from,
 )
 
 
@@ -103,3 +105,44 @@ def test_fit_weights_refuses_to_grow() -> None:
         [model.graph.nodes[0].with_attrs(filters=8), *model.graph.nodes[1:]])
     assert fit_weights(wider, dict(model.weights)) is None
     assert fit_weights(model.graph, dict(model.weights)) is not None
+
+
+def torch_values(backend):
+    """The probe values a sound backend gives the reduction (here torch)."""
+    def values(case: GraphCase) -> dict[str, np.ndarray]:
+        outs = backend.run_graph(case.with_probe(True))
+        found = {x: t.to_numpy() for x, t in zip(case.graph.input_names, case.tensors,
+                                                 strict=True)}
+        found.update({n.id: o for n, o in zip(case.graph.nodes, outs, strict=True)})
+        return found
+    return values
+
+
+def test_drop_prefix_keeps_a_multi_node_tail(torch_backend) -> None:
+    rng = np.random.default_rng(4)
+    b = GraphBuilder((1, 8, 8, 2))
+    x = b.add("Conv2D", "x0", filters=3, kernel_size=(3, 3), padding="valid")
+    x = b.add("Cropping2D", x, cropping=((1, 1), (1, 1)))
+    x = b.add("ZeroPadding2D", x, padding=((1, 1), (1, 1)))
+    b.add("MaxPool2D", x, pool_size=(2, 2))
+    case = case_of(init_model(b.build(), rng), rng)
+    (full,) = torch_backend.run_graph(case)
+    tails = list(drop_prefix(torch_values(torch_backend))(case))
+    assert [[n.op for n in c.graph.nodes] for c in tails] == [
+        ["ZeroPadding2D", "MaxPool2D"],
+        ["Cropping2D", "ZeroPadding2D", "MaxPool2D"]]
+    for c in tails:
+        assert c.graph.input_names == ("x0",) and not c.weights
+        (out,) = torch_backend.run_graph(c)
+        np.testing.assert_allclose(out, full, rtol=1e-6, atol=1e-6)
+
+
+def test_suffix_keeps_other_graph_inputs_in_order() -> None:
+    b = GraphBuilder((2, 4), (2, 4))
+    x = b.add("ReLU", "x1")
+    y = b.add("Tanh", "x0")
+    b.add("Add", y, x)
+    g = b.build()
+    smaller, sources = suffix_from(g, "n0")
+    assert sources == ["x0", "n0"]
+    assert [n.inputs for n in smaller.nodes] == [("x0",), ("n1", "x1")]

@@ -47,6 +47,11 @@ def test_found_voted_localized_and_reduced(campaign):
     case = json.loads((Path(bug["dir"]) / "case.json").read_text())
     assert "Conv2D" in case["nodes"] and len(case["nodes"]) <= 3, case["nodes"]
     assert (Path(bug["dir"]) / "graph.dot").read_text().startswith("digraph")
+    # The reduced model is a dlfuzz model file, so fuzzing can go on from it.
+    from dlfuzz.ir.serialize import load_model
+
+    reduced = load_model(Path(bug["dir"]) / "graph.json")
+    assert [n.op for n in reduced.graph.nodes] == case["nodes"]
 
 
 def test_repro_is_torch_code_that_fails_with_the_patch_only(campaign):

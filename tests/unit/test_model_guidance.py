@@ -80,3 +80,14 @@ def test_r_a_points_at_the_layer_that_introduces_the_difference() -> None:
     b = [x, x * 2 + 0.5, x * 2 + 1.5]  # node 1 introduces 0.5, node 2 passes it on
     index, ratios = localize(a, b, [[], [0], [1]])
     assert index == 1 and ratios[2] < ratios[1]
+
+
+def test_r_a_ignores_rounding_noise_and_says_when_nothing_is_off() -> None:
+    x = np.ones((2, 4), np.float32)
+    a = [x, x + np.float32(2.4e-7), x * 2 + 0.5]  # node 1: two ulps of wobble
+    b = [x, x, x * 2]
+    index, ratios = localize(a, b, [[], [0], [1]])
+    assert ratios[1] > 1  # LEMON's formula alone: any wobble after an exact node counts
+    index, ratios = localize(a, b, [[], [0], [1]], dtype="float32")
+    assert index == 2 and ratios[1] == float("-inf")
+    assert localize(b, b, [[], [0], [1]], dtype="float32")[0] == -1

@@ -79,7 +79,8 @@ class DifferentialOracle(Oracle):
 
     def _localize(self, items: Sequence[Item], guilty: list[tuple[int, Verdict, Reference]],
                   ctx: OracleContext) -> list[Suspect | None]:
-        """Layer localization for model cases (R_a); API cases need none."""
+        """Layer localization for model cases (R_a, else model prefixes); API cases need
+        none."""
         requests, where = [], []
         for k, (i, v, _) in enumerate(guilty):
             case = items[i][0]
@@ -111,9 +112,11 @@ class DifferentialOracle(Oracle):
         if suspect is not None and suspect.node:
             # LEMON's unit of a model bug: (library, layer kind).
             case = replace(case, api=suspect.op) if isinstance(case, GraphCase) else case
-            msg += f"; localized to {suspect.node} ({suspect.op}) by R_a vs {suspect.against}"
+            how = "R_a" if suspect.method == "R_a" else "the first wrong model prefix"
+            msg += f"; localized to {suspect.node} ({suspect.op}) by {how} vs {suspect.against}"
             extra = {"suspect_node": suspect.node, "suspect_op": suspect.op,
-                     "r_a": suspect.ratio, "localized_against": suspect.against}
+                     "r_a": suspect.ratio, "localized_against": suspect.against,
+                     "localized_by": suspect.method}
         return finding(self.name, verdict.symptom, case, o.backend, o.stage, msg,
                        signature_message=f"inputs {dtypes}", method=method,
                        reference_libraries=",".join(libraries),

@@ -48,12 +48,17 @@ def _npz(arrays: dict[str, np.ndarray]) -> bytes:
 
 def write_model_files(folder: Path, case: GraphCase) -> None:
     """The model beside the reproducers: weights+inputs, graph as text, dot and JSON."""
+    from dlfuzz.ir.model import Model
     from dlfuzz.ir.render import to_dot, to_text
+    from dlfuzz.ir.serialize import save_model
 
     write_atomic(folder / "model.npz", model_npz(case))
     write_atomic(folder / "graph.txt", to_text(case.graph).encode())
     write_atomic(folder / "graph.dot", to_dot(case.graph).encode())
-    write_atomic(folder / "graph.json", json.dumps(case.graph.to_dict(), indent=1).encode())
+    # graph.json + graph.npz are a dlfuzz model file: `--seed-model <bug>/graph.json`
+    # fuzzes onward from the reduced model, `dlfuzz.ir.serialize.load_model` reads it.
+    save_model(Model(case.graph, {k: t.to_numpy() for k, t in case.weights}),
+               folder / "graph.json")
 
 
 def case_description(case: ApiCase | GraphCase) -> dict[str, Any]:

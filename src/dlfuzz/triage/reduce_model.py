@@ -107,6 +107,59 @@ def isolate(values: Values) -> Callable[[GraphCase], Iterator[GraphCase]]:
     return run
 
 
+def suffix_from(graph: Graph, value: str) -> tuple[Graph, list[str]] | None:
+    """The part of ``graph`` after ``value``: ``value`` becomes a graph input and every node
+    only it needed goes. Returns the checked graph and, per new input, the old value name
+    it stands for (original inputs still read keep their place, ``value`` comes last)."""
+    live: set[str] = set(graph.outputs)
+    kept = []
+    for n in reversed(graph.nodes):
+        if n.id in live and n.id != value:
+            live.update(n.inputs)
+            kept.append(n)
+    kept.reverse()
+    sources = [x for x in graph.input_names if x in live] + [value]
+    if not kept or value not in live:
+        return None
+    nodes = kept
+    for i, old in enumerate(sources):
+        nodes = rename_value(nodes, old, f"@{i}")  # two steps: x1 -> x0 must not collide
+    for i in range(len(sources)):
+        nodes = rename_value(nodes, f"@{i}", f"x{i}")
+    types = [graph.type_of(v) for v in sources]
+    try:
+        return Graph(tuple(types), tuple(nodes), graph.outputs).check(), sources
+    except Rejected:
+        return None
+
+
+def drop_prefix(values: Values) -> Callable[[GraphCase], Iterator[GraphCase]]:
+    """Everything before a node gone, the node's value fed as recorded in the full model
+    (probe run on a sound backend): the shortest suffix first. Unlike ``isolate`` this keeps
+    a pattern of several nodes that only fails together, as a fusion does."""
+    def run(case: GraphCase) -> Iterator[GraphCase]:
+        g = case.graph
+        if len(g.nodes) <= 1:
+            return
+        probe = None
+        for n in reversed(g.nodes[:-1]):
+            cut = suffix_from(g, n.id)
+            if cut is None or not 1 < len(cut[0].nodes) < len(g.nodes):
+                continue  # one node alone is what ``isolate`` tries
+            if probe is None:
+                probe = values(case)
+                if probe is None:
+                    return
+            smaller, sources = cut
+            if not all(v in probe for v in sources):
+                continue
+            candidate = _with_model(case, smaller, _weights_dict(case),
+                                    [probe[v] for v in sources])
+            if candidate is not None:
+                yield candidate
+    return run
+
+
 def bypass(case: GraphCase) -> Iterator[GraphCase]:
     """Remove a node whose output type equals its first input's (readers read the input)."""
     g = case.graph
@@ -218,6 +271,7 @@ def model_weight(case: GraphCase) -> tuple[Any, ...]:
 
 
 def model_passes(values: Values) -> dict[str, Callable[[GraphCase], Iterator[GraphCase]]]:
-    return {"cut_after": cut_after, "isolate": isolate(values), "bypass": bypass,
+    return {"cut_after": cut_after, "isolate": isolate(values),
+            "drop_prefix": drop_prefix(values), "bypass": bypass,
             "shrink_shapes": shrink_shapes, "shrink_widths": shrink_widths,
             "simplify_values": simplify_values}

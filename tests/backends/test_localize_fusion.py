@@ -1,0 +1,60 @@
+"""Localizing a bug that a probe run hides: ONNX Runtime's pad fusion.
+
+ONNX Runtime 1.31 (the version pyproject pins) folds a zero Pad into the MaxPool after it
+as pooling pads, and pooling pads count as -inf, not 0: a window that only sees padding
+and negative values returns the negative maximum instead of 0. dlfuzz found this in a
+LEMON campaign from LeNet-5. The fusion happens only when the Pad's value is used
+nowhere else, so a probe run (every value an output) is correct on ort and R_a has
+nothing to go on; the prefix search must still blame the MaxPool. If ONNX Runtime fixes
+the fusion, the first assertion says so and this test needs a planted fusion instead.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from model_support import case_of, model_pool
+
+from dlfuzz.ir.graph import GraphBuilder
+from dlfuzz.ir.model import Model
+from dlfuzz.oracles.localize import localize_many
+
+
+@pytest.fixture(scope="module")
+def pool():
+    with model_pool(("ort", "ort-noopt", "torch")) as p:
+        yield p
+
+
+def fused_pattern() -> Model:
+    b = GraphBuilder((1, 4, 4, 2))
+    x = b.add("DepthwiseConv2D", "x0", kernel_size=(3, 3), padding="same")
+    x = b.add("Cropping2D", x, cropping=((1, 1), (1, 1)))
+    x = b.add("ZeroPadding2D", x, padding=((1, 1), (1, 1)))
+    b.add("MaxPool2D", x, pool_size=(2, 2))
+    g = b.build()
+    weights = {"n0.kernel": -np.ones((3, 3, 2, 1), np.float32),  # every value negative
+               "n0.bias": np.full((2,), -0.5, np.float32)}
+    return Model(g, weights).check()
+
+
+def test_prefix_search_blames_the_fused_maxpool(pool) -> None:
+    rng = np.random.default_rng(0)
+    case = case_of(fused_pattern(), rng, inputs=[np.ones((1, 4, 4, 2), np.float32)])
+    run = pool.run([case])[0]
+    fused, plain = run["ort"].outputs[0].to_numpy(), run["ort-noopt"].outputs[0].to_numpy()
+    np.testing.assert_array_equal(plain, np.zeros_like(plain))  # windows see a zero pad
+    assert (fused < 0).all(), "ONNX Runtime no longer mis-fuses Pad into MaxPool"
+    probe = pool.run([case.with_probe(True)])[0]
+    np.testing.assert_array_equal(probe["ort"].outputs[-1].to_numpy(), plain)  # hidden
+
+    calls: list[int] = []
+
+    def runner(cases, only):
+        calls.append(len(cases))
+        return pool.run(cases, only=only)
+
+    (suspect,) = localize_many(runner, [(case, "ort", "ort-noopt")])
+    assert (suspect.op, suspect.method, suspect.against) == ("MaxPool2D", "prefix", "ort-noopt")
+    assert suspect.node == case.graph.nodes[-1].id and suspect.ratio > 1
+    assert len(calls) <= 1 + 2 + 1  # the probe, a binary search over 4 nodes, the last
