@@ -58,3 +58,38 @@ def test_prefix_search_blames_the_fused_maxpool(pool) -> None:
     assert (suspect.op, suspect.method, suspect.against) == ("MaxPool2D", "prefix", "ort-noopt")
     assert suspect.node == case.graph.nodes[-1].id and suspect.ratio > 1
     assert len(calls) <= 1 + 2 + 1  # the probe, a binary search over 4 nodes, the last
+
+
+def test_status_finding_is_about_the_layer_whose_prefix_fails(pool) -> None:
+    """The same fusion with a pad as wide as the pooling window makes ONNX Runtime refuse
+    its own fused MaxPool at session start; the status finding names the MaxPool, not the
+    seed model, so every model that contains the pattern is one bug."""
+    from dlfuzz import registry
+    from dlfuzz.ir.weights import init_model
+    from dlfuzz.oracles.base import OracleContext
+    from dlfuzz.oracles.reference import Judge
+    from dlfuzz.oracles.status import StatusOracle
+
+    rng = np.random.default_rng(1)
+    b = GraphBuilder((1, 6, 6, 2))
+    x = b.add("DepthwiseConv2D", "x0", kernel_size=(3, 3), padding="same")
+    x = b.add("ZeroPadding2D", x, padding=((2, 2), (2, 2)))
+    x = b.add("MaxPool2D", x, pool_size=(2, 2))
+    x = b.add("Flatten", x)
+    b.add("Dense", x, units=3)
+    case = case_of(init_model(b.build(), rng), rng, label="model:test")
+    backends = ("ort", "ort-noopt", "torch")
+    classes = {name: registry.load("backend", name) for name in backends}
+    library_of = {name: c.library for name, c in classes.items()}
+    compiled = {name: c.compiled for name, c in classes.items()}
+    judge = Judge(lambda cs, only: pool.run(cs, only=only),
+                  [n for n in backends if not compiled[n]], library_of)
+    ctx = OracleContext(judge, library_of, compiled)
+    outcomes = pool.run([case])[0]
+    assert not outcomes["ort"].ok and outcomes["ort-noopt"].ok
+    (found,) = StatusOracle().check_many([(case, outcomes)], ctx)
+    assert len(found) == 1, found
+    f = found[0]
+    assert (f.guilty_backend, f.api, f.detail("localized_by")) == ("ort", "MaxPool2D", "prefix")
+    assert f.detail("suspect_node") == case.graph.nodes[2].id
+    assert "|MaxPool2D|" in f.signature and "Pad should be smaller than kernel" in f.message

@@ -148,10 +148,12 @@ def prefix_case(case: GraphCase, index: int) -> GraphCase | None:
     return replace(case, graph=cut, weights=weights, probe=False)
 
 
-def first_wrong_prefix(runner: Runner, requests: Sequence[tuple[GraphCase, str, str]]
-                       ) -> list[Suspect]:
+def first_wrong_prefix(runner: Runner, requests: Sequence[tuple[GraphCase, str, str]],
+                       failures_only: bool = False) -> list[Suspect]:
     """Binary search, for each request at once, for the first node whose prefix model's
-    output is off on the guilty backend (the whole model is: the finding says so)."""
+    output is off on the guilty backend (the whole model is: the finding says so). With
+    ``failures_only`` a prefix is wrong only when the guilty backend raises or crashes on
+    it while the sound one computes it (status and crash findings)."""
     lo = [0] * len(requests)
     hi = [len(case.graph.nodes) - 1 for case, _, _ in requests]
     found: dict[int, float] = {}
@@ -170,7 +172,7 @@ def first_wrong_prefix(runner: Runner, requests: Sequence[tuple[GraphCase, str, 
         if not batch:
             break
         for (k, mid), run in zip(where, runner(batch, wanted), strict=True):
-            off = _off(requests[k], run)
+            off = _off(requests[k], run, failures_only)
             if off > 1.0:
                 hi[k] = mid
                 found[k] = off
@@ -181,7 +183,7 @@ def first_wrong_prefix(runner: Runner, requests: Sequence[tuple[GraphCase, str, 
     pairs = [(k, c) for k, c in zip(unmeasured, cuts, strict=True) if c is not None]
     if pairs:  # the search ended on the last node without running it: measure it too
         for (k, _), run in zip(pairs, runner([c for _, c in pairs], wanted), strict=True):
-            found[k] = _off(requests[k], run)
+            found[k] = _off(requests[k], run, failures_only)
     out = []
     for k, (case, _, sound) in enumerate(requests):
         node = case.graph.nodes[hi[k]]
@@ -190,13 +192,15 @@ def first_wrong_prefix(runner: Runner, requests: Sequence[tuple[GraphCase, str, 
     return out
 
 
-def _off(request: tuple[GraphCase, str, str], run: dict[str, Outcome]) -> float:
+def _off(request: tuple[GraphCase, str, str], run: dict[str, Outcome],
+         failures_only: bool = False) -> float:
     """How far the guilty backend's output is from the sound one's, in noise allowances
     (inf when only the guilty one fails; 0 when both fail, which says nothing)."""
     case, guilty, sound = request
     a, b = run.get(guilty), run.get(sound)
     if a is not None and not a.ok and b is not None and b.ok:
         return float("inf")
-    if a is None or b is None or not a.ok or not b.ok or not a.outputs or not b.outputs:
+    if (failures_only or a is None or b is None or not a.ok or not b.ok or not a.outputs
+            or not b.outputs):
         return 0.0
     return excess(a.outputs[0].to_numpy(), b.outputs[0].to_numpy(), case.graph.dtype)

@@ -15,9 +15,11 @@ would waste our users' time. Two kinds are reported:
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from dataclasses import replace
 
-from dlfuzz.cases import ApiCase, Finding, Outcome
-from dlfuzz.oracles.base import Oracle, OracleContext, finding
+from dlfuzz.cases import ApiCase, Finding, GraphCase, Outcome
+from dlfuzz.oracles.base import Item, Oracle, OracleContext, finding
 
 _FAILURE = re.compile(
     r"internal|check failed|assert|llvm error|please report|this is a bug|compilerfailed|"
@@ -47,6 +49,11 @@ def is_deliberate_rejection(outcome: Outcome) -> bool:
 class StatusOracle(Oracle):
     name = "status"
 
+    def check_many(self, items: Sequence[Item], ctx: OracleContext) -> list[list[Finding]]:
+        results = [self.check(case, outcomes, ctx) for case, outcomes in items]
+        _localize_models(items, results, ctx)
+        return results
+
     def check(self, case: ApiCase, outcomes: dict[str, Outcome], ctx: OracleContext
               ) -> list[Finding]:
         if getattr(case, "invalid", False):
@@ -75,3 +82,39 @@ class StatusOracle(Oracle):
                     found.append(finding(self.name, "status", case, backend, o.stage, text,
                                          kind="internal", others=",".join(sorted(others))))
         return found
+
+
+def _localize_models(items: Sequence[Item], results: list[list[Finding]],
+                     ctx: OracleContext) -> None:
+    """A model that fails on one backend is about the first layer whose model prefix fails
+    there while a backend that ran the model computes it (the eager sibling of a compiled
+    mode, else an eager backend of another library): the bug becomes (library, layer
+    kind), as numeric model bugs are, instead of one bug per seed model."""
+    from dlfuzz.oracles.localize import first_wrong_prefix
+
+    requests, where = [], []
+    for i, ((case, outcomes), found) in enumerate(zip(items, results, strict=True)):
+        if not isinstance(case, GraphCase) or case.probe or len(case.graph.nodes) < 2:
+            continue
+        for j, f in enumerate(found):
+            sound = f.detail("eager") or next(
+                (b for b, o in outcomes.items() if o.ok and not ctx.compiled.get(b)
+                 and ctx.library_of.get(b) != ctx.library_of.get(f.guilty_backend)), "")
+            if sound:
+                requests.append((case, f.guilty_backend, sound))
+                where.append((i, j))
+    if not requests:
+        return
+    ctx.stats["localizations"] += len(requests)
+    suspects = first_wrong_prefix(ctx.judge.runner, requests, failures_only=True)
+    for (i, j), suspect in zip(where, suspects, strict=True):
+        f = results[i][j]
+        if not suspect.node or suspect.ratio < 1e300:  # a failing prefix has ratio inf,
+            continue  # capped at 1e300; none fails alone: keep the model label
+        message = f"{f.message} (first failing prefix ends at {suspect.node}, {suspect.op})"
+        located = finding(f.oracle, f.symptom, replace(items[i][0], api=suspect.op),
+                          f.guilty_backend, f.stage, message, signature_message=f.message,
+                          **dict(f.details), suspect_node=suspect.node,
+                          suspect_op=suspect.op, localized_against=suspect.against,
+                          localized_by="prefix")
+        results[i][j] = located
