@@ -91,3 +91,25 @@ def test_r_a_ignores_rounding_noise_and_says_when_nothing_is_off() -> None:
     index, ratios = localize(a, b, [[], [0], [1]], dtype="float32")
     assert index == 2 and ratios[1] == float("-inf")
     assert localize(b, b, [[], [0], [1]], dtype="float32")[0] == -1
+
+
+def test_the_layer_that_introduces_a_difference_beats_the_one_that_amplifies_it() -> None:
+    x = np.linspace(-1, 1, 8).reshape(2, 4)
+    a = [x, x + 1e-9, (x + 1e-9) * 1000]  # node 1 is wrong (in float64), node 2 scales
+    b = [x, x, x * 1000]
+    lemon, ratios = localize(a, b, [[], [0], [1]])
+    assert lemon == 2 and ratios[2] > ratios[1]  # R_a alone blames the amplifier
+    index, _ = localize(a, b, [[], [0], [1]], dtype="float64")
+    assert index == 1
+
+
+def test_a_second_sound_backend_sets_each_nodes_noise() -> None:
+    x = np.linspace(-1, 1, 8).reshape(2, 4).astype(np.float32)
+    wobble = np.float32(1e-4)  # far above 16 ulps, yet two sound libraries differ as much
+    a = [x, x + wobble, x * 3]
+    b = [x, x, x * 3 + 1]
+    c = [x, x - wobble, x * 3 + 1]
+    index, ratios = localize(a, b, [[], [0], [1]], dtype="float32")
+    assert index == 1  # without the second backend the wobble looks like the fault
+    index, ratios = localize(a, b, [[], [0], [1]], dtype="float32", values_c=c)
+    assert index == 2 and ratios[1] == float("-inf")

@@ -15,7 +15,7 @@ import numpy as np
 from dlfuzz.cases import ApiCase, Finding, GraphCase, Outcome
 from dlfuzz.oracles.base import Item, Oracle, OracleContext, finding, input_dtypes
 from dlfuzz.oracles.compare import agree
-from dlfuzz.oracles.localize import Suspect, localize_many
+from dlfuzz.oracles.localize import Request, Suspect, localize_many
 from dlfuzz.oracles.reference import REFERENCE_PREFERENCE, Reference, Verdict
 
 
@@ -63,7 +63,7 @@ class DifferentialOracle(Oracle):
                     ctx.stats["counterpart_disagreements"] += 1
                 elif v.guilty:
                     guilty.append((i, v, ref))
-                    self._sound[(i, v.backend)] = _best_sound(v.backend, sound, ctx)
+                    self._sound[(i, v.backend)] = _sound_pair(v.backend, sound, ctx)
         suspects_of = self._localize(items, guilty, ctx)
         for (i, v, ref), suspect in zip(guilty, suspects_of, strict=True):
             case, outcomes = items[i]
@@ -75,7 +75,7 @@ class DifferentialOracle(Oracle):
         return results
 
     def __init__(self) -> None:
-        self._sound: dict[tuple[int, str], str] = {}
+        self._sound: dict[tuple[int, str], tuple[str, str]] = {}
 
     def _localize(self, items: Sequence[Item], guilty: list[tuple[int, Verdict, Reference]],
                   ctx: OracleContext) -> list[Suspect | None]:
@@ -84,9 +84,9 @@ class DifferentialOracle(Oracle):
         requests, where = [], []
         for k, (i, v, _) in enumerate(guilty):
             case = items[i][0]
-            sound = self._sound.get((i, v.backend), "")
+            sound, second = self._sound.get((i, v.backend), ("", ""))
             if isinstance(case, GraphCase) and sound:
-                requests.append((case, v.backend, sound))
+                requests.append(Request(case, v.backend, sound, second))
                 where.append(k)
         out: list[Suspect | None] = [None] * len(guilty)
         if requests:
@@ -144,10 +144,17 @@ def _lemon_vote(outcomes: dict[str, Outcome], ref: Reference) -> tuple[tuple[str
     return (("lemon_max_dmad", round(worst, 4)), ("lemon_vote", lemon_vote(dmads, threshold)))
 
 
-def _best_sound(guilty: str, sound: list[str], ctx: OracleContext) -> str:
-    """A backend that agrees with the reference: an eager reference library first."""
+def _sound_pair(guilty: str, sound: list[str], ctx: OracleContext) -> tuple[str, str]:
+    """Two backends of other libraries that agree with the reference, eager reference
+    libraries first: the first to compare with, the second (of yet another library, if
+    any) to measure the rounding noise each layer really has."""
     lib = ctx.library_of.get(guilty)
     ranked = sorted((b for b in sound if ctx.library_of.get(b) != lib),
                     key=lambda b: (ctx.compiled.get(b, False),
                                    ctx.library_of.get(b) not in REFERENCE_PREFERENCE))
-    return ranked[0] if ranked else ""
+    if not ranked:
+        return "", ""
+    first = ranked[0]
+    second = next((b for b in ranked[1:]
+                   if ctx.library_of.get(b) != ctx.library_of.get(first)), "")
+    return first, second

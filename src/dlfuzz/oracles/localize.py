@@ -1,17 +1,22 @@
 """Which layer is wrong: LEMON's R_a over a probe run, else the first wrong model prefix.
 
 A model-level finding first only says "backend B's output is off". The model is re-run
-with ``probe=True`` (every node's value is an output) on B and on a backend that agrees
-with the reference; among the nodes whose values differ beyond rounding noise, the one
-whose own contribution to the difference is largest (``R_a``) is the suspect, and the
-finding is about that layer kind.
+with ``probe=True`` (every node's value is an output) on B and on one or two backends that
+agree with the reference. A node is *off* when B's value differs from the sound one's by
+more than rounding noise: more than 4x what the two sound backends differ by at that node
+(summation order, cancellation: the noise the node really has), and at least 16 units in
+the last place of the tensor's scale. Among the off nodes whose inputs are all within
+noise (where a difference is introduced, not passed on) the one with the largest
+R_a = (delta_cur - delta_pre) / (delta_pre + 1e-7) is the suspect, and the finding is
+about that layer kind. LEMON's R_a alone blames whichever layer amplifies most, which is
+often a MatMul downstream of a small error, and counts any wobble after an exact node.
 
 A probe run can hide the bug: making every value an output stops a graph optimizer from
 fusing nodes (ONNX Runtime folds a Pad into the MaxPool after it only when the Pad's
 value is used nowhere else), so a fusion bug leaves no trace in it. When no node of the
-probe run differs beyond noise, the model is cut after a node (that node's value the only
-output, so the optimizer sees the same pattern the model had) and a binary search over
-the topological order finds the first prefix whose output is wrong; its last node is the
+probe run is off, the model is cut after a node (that node's value the only output, so
+the optimizer sees the same pattern the model had) and a binary search over the
+topological order finds the first prefix whose output is off; its last node is the
 suspect. All localizations of a batch share each round trip to the workers.
 """
 
@@ -19,18 +24,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 import numpy as np
 
 from dlfuzz.cases import GraphCase, Outcome
 from dlfuzz.errors import Rejected
-from dlfuzz.oracles.tolerances import tolerance_for
+from dlfuzz.oracles.tolerances import epsilon
 
 Runner = Callable[[Sequence[GraphCase], Sequence[str]], list[dict[str, Outcome]]]
-# A node is "off" when some element differs by more than this many times the dtype's
-# assert_close tolerance: two sound libraries that sum in another order stay far below it
-# (about 0.1x on LeNet-sized float32 models), a wrong kernel lands far above it.
-NOISE_FACTOR = 10.0
+NOISE_ULPS = 16.0  # the least difference counted, in units in the last place of the scale
+NOISE_FACTOR = 4.0  # times the difference of two sound backends at the same node
 
 
 @dataclass(frozen=True)
@@ -42,9 +46,11 @@ class Suspect:
     method: str = "R_a"  # or "prefix": the first model prefix whose output is wrong
 
 
-def excess(a: np.ndarray, b: np.ndarray, dtype: str) -> float:
-    """The largest element difference in units of the noise allowance (inf on a shape or
-    NaN/Inf mismatch); 0 when the values agree."""
+def excess(a: np.ndarray, b: np.ndarray, dtype: str, c: np.ndarray | None = None) -> float:
+    """How far ``a`` (guilty) is from ``b`` (sound) in units of the noise allowance, which
+    is the larger of NOISE_ULPS ulps of the values' scale and NOISE_FACTOR times the
+    largest difference between ``b`` and ``c`` (a second sound backend); inf on a shape or
+    NaN/Inf mismatch, 0 when the values agree."""
     if a.shape != b.shape:
         return float("inf")
     a64, b64 = a.astype(np.float64), b.astype(np.float64)
@@ -55,22 +61,28 @@ def excess(a: np.ndarray, b: np.ndarray, dtype: str) -> float:
     fin = np.isfinite(a64)
     if not np.array_equal(a64[~fin], b64[~fin]):
         return float("inf")
-    tol = tolerance_for(dtype)
-    allowed = NOISE_FACTOR * (tol.atol + tol.rtol * np.abs(b64[fin]))
-    if not allowed.size:
+    diff = float(np.max(np.abs(a64[fin] - b64[fin]), initial=0.0))
+    if diff == 0.0:
         return 0.0
-    return float(np.max(np.abs(a64[fin] - b64[fin]) / np.maximum(allowed, 1e-300)))
+    scale = max(float(np.max(np.abs(b64[fin]), initial=0.0)), 1e-30)
+    allowed = NOISE_ULPS * max(epsilon(dtype), 1e-16) * scale
+    if c is not None and c.shape == b.shape:
+        c64 = c.astype(np.float64)
+        both = fin & np.isfinite(c64)
+        if both.any():
+            allowed = max(allowed, NOISE_FACTOR * float(np.max(np.abs(c64[both] - b64[both]))))
+    return diff / allowed
 
 
 def localize(values_a: Sequence[np.ndarray], values_b: Sequence[np.ndarray],
              inputs_of: Sequence[Sequence[int]], eps: float = 1e-7,
-             dtype: str | None = None) -> tuple[int, list[float]]:
-    """LEMON's R_a over a probe run of two libraries: the node whose own contribution to
-    the difference is largest. ``inputs_of[i]`` lists the probe indices node ``i`` reads
-    (graph inputs are absent: they are identical on both sides). With ``dtype``, nodes
-    whose difference is rounding noise are no candidates (R_a = -inf), so a 1e-6 wobble
-    after an exact node cannot outrank the real fault; index -1 when no node is off.
-    Returns (index, R)."""
+             dtype: str | None = None, values_c: Sequence[np.ndarray] | None = None
+             ) -> tuple[int, list[float]]:
+    """LEMON's R_a over a probe run of two libraries (``values_c``: a second sound one).
+    ``inputs_of[i]`` lists the probe indices node ``i`` reads (graph inputs are absent:
+    they are identical on both sides). Without ``dtype`` this is LEMON's rule: the
+    largest R_a. With it, only off nodes are candidates (R_a = -inf for the others), those
+    that introduce a difference first; index -1 when no node is off. Returns (index, R)."""
     deltas = []
     for a, b in zip(values_a, values_b, strict=True):
         if a.shape != b.shape:
@@ -84,15 +96,21 @@ def localize(values_a: Sequence[np.ndarray], values_b: Sequence[np.ndarray],
     ratios = []
     for i, cur in enumerate(deltas):
         pre = max((deltas[j] for j in inputs_of[i]), default=0.0)
-        if dtype is not None and excess(values_a[i], values_b[i], dtype) <= 1.0:
-            ratios.append(float("-inf"))
-        elif np.isinf(cur):
+        if np.isinf(cur):
             ratios.append(float("inf") if not np.isinf(pre) else 0.0)
         else:
             ratios.append((cur - pre) / (pre + eps))
-    if not ratios or max(ratios) == float("-inf"):
+    if dtype is None:
+        return (int(np.argmax(ratios)) if ratios else -1), ratios
+    off = [excess(a, b, dtype, None if values_c is None else values_c[i]) > 1.0
+           for i, (a, b) in enumerate(zip(values_a, values_b, strict=True))]
+    ratios = [r if off[i] else float("-inf") for i, r in enumerate(ratios)]
+    introducers = [i for i in range(len(ratios))
+                   if off[i] and not any(off[j] for j in inputs_of[i])]
+    pool = introducers or [i for i in range(len(ratios)) if off[i]]
+    if not pool:
         return -1, ratios
-    return int(np.argmax(ratios)), ratios
+    return max(pool, key=lambda i: (ratios[i], -i)), ratios
 
 
 def inputs_of(case: GraphCase) -> list[list[int]]:
@@ -101,35 +119,49 @@ def inputs_of(case: GraphCase) -> list[list[int]]:
     return [[position[v] for v in n.inputs if v in position] for n in case.graph.nodes]
 
 
-def localize_many(runner: Runner, requests: Sequence[tuple[GraphCase, str, str]]
+class Request(NamedTuple):
+    case: GraphCase
+    guilty: str
+    sound: str
+    second: str = ""  # another sound backend, for the noise each node really has
+
+
+def _wanted(requests: Sequence[Request]) -> list[str]:
+    return sorted({b for r in requests for b in (r.guilty, r.sound, r.second) if b})
+
+
+def _values(outcome: Outcome | None, count: int) -> list[np.ndarray] | None:
+    if outcome is None or not outcome.ok or len(outcome.outputs) != count:
+        return None
+    return [t.to_numpy() for t in outcome.outputs]
+
+
+def localize_many(runner: Runner, requests: Sequence[tuple[GraphCase, str, str] | Request]
                   ) -> list[Suspect]:
-    """``requests`` are (case, guilty backend, sound backend); one Suspect each."""
+    """``requests`` are (case, guilty backend, sound backend[, second sound backend]);
+    one Suspect each."""
     if not requests:
         return []
-    probes = [case.with_probe(True) for case, _, _ in requests]
-    wanted = sorted({b for _, g, s in requests for b in (g, s)})
-    runs = runner(probes, wanted)
+    reqs = [Request(*r) for r in requests]
+    runs = runner([r.case.with_probe(True) for r in reqs], _wanted(reqs))
     out: list[Suspect] = []
     hidden: list[int] = []
-    for k, ((case, guilty, sound), run) in enumerate(zip(requests, runs, strict=True)):
-        a, b = run.get(guilty), run.get(sound)
-        nodes = case.graph.nodes
-        if (a is None or b is None or not a.ok or not b.ok or len(a.outputs) != len(nodes)
-                or len(b.outputs) != len(nodes)):
-            out.append(Suspect("", "", 0.0, sound))
-            hidden.append(k)  # a probe that fails says nothing: try the prefixes
-            continue
-        values_a = [t.to_numpy() for t in a.outputs]
-        values_b = [t.to_numpy() for t in b.outputs]
-        index, ratios = localize(values_a, values_b, inputs_of(case), dtype=case.graph.dtype)
-        if index < 0:
-            out.append(Suspect("", "", 0.0, sound))
+    for k, (r, run) in enumerate(zip(reqs, runs, strict=True)):
+        count = len(r.case.graph.nodes)
+        values_a, values_b = _values(run.get(r.guilty), count), _values(run.get(r.sound), count)
+        index = -1
+        if values_a is not None and values_b is not None:
+            values_c = _values(run.get(r.second), count) if r.second else None
+            index, ratios = localize(values_a, values_b, inputs_of(r.case),
+                                     dtype=r.case.graph.dtype, values_c=values_c)
+        if index < 0:  # nothing off, or a probe that fails: try the prefixes
+            out.append(Suspect("", "", 0.0, r.sound))
             hidden.append(k)
             continue
-        node = nodes[index]
-        out.append(Suspect(node.id, node.op, float(min(ratios[index], 1e300)), sound))
+        node = r.case.graph.nodes[index]
+        out.append(Suspect(node.id, node.op, float(min(ratios[index], 1e300)), r.sound))
     if hidden:
-        for k, suspect in zip(hidden, first_wrong_prefix(runner, [requests[k] for k in hidden]),
+        for k, suspect in zip(hidden, first_wrong_prefix(runner, [reqs[k] for k in hidden]),
                               strict=True):
             if suspect.node:
                 out[k] = suspect
@@ -148,22 +180,24 @@ def prefix_case(case: GraphCase, index: int) -> GraphCase | None:
     return replace(case, graph=cut, weights=weights, probe=False)
 
 
-def first_wrong_prefix(runner: Runner, requests: Sequence[tuple[GraphCase, str, str]],
+def first_wrong_prefix(runner: Runner,
+                       requests: Sequence[tuple[GraphCase, str, str] | Request],
                        failures_only: bool = False) -> list[Suspect]:
     """Binary search, for each request at once, for the first node whose prefix model's
     output is off on the guilty backend (the whole model is: the finding says so). With
     ``failures_only`` a prefix is wrong only when the guilty backend raises or crashes on
-    it while the sound one computes it (status and crash findings)."""
-    lo = [0] * len(requests)
-    hi = [len(case.graph.nodes) - 1 for case, _, _ in requests]
+    it while the sound one computes it (status findings)."""
+    reqs = [Request(*r) for r in requests]
+    lo = [0] * len(reqs)
+    hi = [len(r.case.graph.nodes) - 1 for r in reqs]
     found: dict[int, float] = {}
-    wanted = sorted({b for _, g, s in requests for b in (g, s)})
+    wanted = _wanted(reqs)
     while True:
         batch, where = [], []
-        for k, (case, _, _) in enumerate(requests):
+        for k, r in enumerate(reqs):
             while lo[k] < hi[k]:
                 mid = (lo[k] + hi[k]) // 2
-                cut = prefix_case(case, mid)
+                cut = prefix_case(r.case, mid)
                 if cut is not None:
                     batch.append(cut)
                     where.append((k, mid))
@@ -172,35 +206,36 @@ def first_wrong_prefix(runner: Runner, requests: Sequence[tuple[GraphCase, str, 
         if not batch:
             break
         for (k, mid), run in zip(where, runner(batch, wanted), strict=True):
-            off = _off(requests[k], run, failures_only)
+            off = _off(reqs[k], run, failures_only)
             if off > 1.0:
                 hi[k] = mid
                 found[k] = off
             else:
                 lo[k] = mid + 1
-    unmeasured = [k for k in range(len(requests)) if k not in found]
-    cuts = [prefix_case(requests[k][0], hi[k]) for k in unmeasured]
+    unmeasured = [k for k in range(len(reqs)) if k not in found]
+    cuts = [prefix_case(reqs[k].case, hi[k]) for k in unmeasured]
     pairs = [(k, c) for k, c in zip(unmeasured, cuts, strict=True) if c is not None]
     if pairs:  # the search ended on the last node without running it: measure it too
         for (k, _), run in zip(pairs, runner([c for _, c in pairs], wanted), strict=True):
-            found[k] = _off(requests[k], run, failures_only)
+            found[k] = _off(reqs[k], run, failures_only)
     out = []
-    for k, (case, _, sound) in enumerate(requests):
-        node = case.graph.nodes[hi[k]]
-        out.append(Suspect(node.id, node.op, float(min(found.get(k, 0.0), 1e300)), sound,
+    for k, r in enumerate(reqs):
+        node = r.case.graph.nodes[hi[k]]
+        out.append(Suspect(node.id, node.op, float(min(found.get(k, 0.0), 1e300)), r.sound,
                            "prefix"))
     return out
 
 
-def _off(request: tuple[GraphCase, str, str], run: dict[str, Outcome],
-         failures_only: bool = False) -> float:
+def _off(r: Request, run: dict[str, Outcome], failures_only: bool = False) -> float:
     """How far the guilty backend's output is from the sound one's, in noise allowances
     (inf when only the guilty one fails; 0 when both fail, which says nothing)."""
-    case, guilty, sound = request
-    a, b = run.get(guilty), run.get(sound)
+    a, b = run.get(r.guilty), run.get(r.sound)
     if a is not None and not a.ok and b is not None and b.ok:
         return float("inf")
     if (failures_only or a is None or b is None or not a.ok or not b.ok or not a.outputs
             or not b.outputs):
         return 0.0
-    return excess(a.outputs[0].to_numpy(), b.outputs[0].to_numpy(), case.graph.dtype)
+    c = run.get(r.second) if r.second else None
+    third = c.outputs[0].to_numpy() if c is not None and c.ok and c.outputs else None
+    return excess(a.outputs[0].to_numpy(), b.outputs[0].to_numpy(), r.case.graph.dtype,
+                  third)
