@@ -20,6 +20,7 @@ from dataclasses import replace
 
 from dlfuzz.cases import ApiCase, Finding, GraphCase, Outcome
 from dlfuzz.oracles.base import Item, Oracle, OracleContext, finding
+from dlfuzz.oracles.localize import first_wrong_prefix
 
 _FAILURE = re.compile(
     r"internal|check failed|assert|llvm error|please report|this is a bug|compilerfailed|"
@@ -90,8 +91,6 @@ def _localize_models(items: Sequence[Item], results: list[list[Finding]],
     there while a backend that ran the model computes it (the eager sibling of a compiled
     mode, else an eager backend of another library): the bug becomes (library, layer
     kind), as numeric model bugs are, instead of one bug per seed model."""
-    from dlfuzz.oracles.localize import first_wrong_prefix
-
     requests, where = [], []
     for i, ((case, outcomes), found) in enumerate(zip(items, results, strict=True)):
         if not isinstance(case, GraphCase) or case.probe or len(case.graph.nodes) < 2:
