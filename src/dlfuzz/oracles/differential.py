@@ -115,7 +115,7 @@ class DifferentialOracle(Oracle):
             how = "R_a" if suspect.method == "R_a" else "the first wrong model prefix"
             msg += f"; localized to {suspect.node} ({suspect.op}) by {how} vs {suspect.against}"
             extra = {"suspect_node": suspect.node, "suspect_op": suspect.op,
-                     "r_a": suspect.ratio, "localized_against": suspect.against,
+                     "r_a": min(suspect.ratio, 1e300), "localized_against": suspect.against,
                      "localized_by": suspect.method}
         return finding(self.name, verdict.symptom, case, o.backend, o.stage, msg,
                        signature_message=f"inputs {dtypes}", method=method,

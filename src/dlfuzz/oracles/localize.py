@@ -41,7 +41,7 @@ NOISE_FACTOR = 4.0  # times the difference of two sound backends at the same nod
 class Suspect:
     node: str  # "" when the runs failed or showed no difference
     op: str
-    ratio: float
+    ratio: float  # R_a, or for "prefix" the excess over noise (inf: only the guilty fails)
     against: str  # the sound backend compared with
     method: str = "R_a"  # or "prefix": the first model prefix whose output is wrong
 
@@ -159,7 +159,7 @@ def localize_many(runner: Runner, requests: Sequence[tuple[GraphCase, str, str] 
             hidden.append(k)
             continue
         node = r.case.graph.nodes[index]
-        out.append(Suspect(node.id, node.op, float(min(ratios[index], 1e300)), r.sound))
+        out.append(Suspect(node.id, node.op, float(ratios[index]), r.sound))
     if hidden:
         for k, suspect in zip(hidden, first_wrong_prefix(runner, [reqs[k] for k in hidden]),
                               strict=True):
@@ -221,7 +221,7 @@ def first_wrong_prefix(runner: Runner,
     out = []
     for k, r in enumerate(reqs):
         node = r.case.graph.nodes[hi[k]]
-        out.append(Suspect(node.id, node.op, float(min(found.get(k, 0.0), 1e300)), r.sound,
+        out.append(Suspect(node.id, node.op, float(found.get(k, 0.0)), r.sound,
                            "prefix"))
     return out
 

@@ -108,8 +108,8 @@ def _localize_models(items: Sequence[Item], results: list[list[Finding]],
     suspects = first_wrong_prefix(ctx.judge.runner, requests, failures_only=True)
     for (i, j), suspect in zip(where, suspects, strict=True):
         f = results[i][j]
-        if not suspect.node or suspect.ratio < 1e300:  # a failing prefix has ratio inf,
-            continue  # capped at 1e300; none fails alone: keep the model label
+        if not suspect.node or suspect.ratio != float("inf"):
+            continue  # no prefix fails alone: keep the model label
         message = f"{f.message} (first failing prefix ends at {suspect.node}, {suspect.op})"
         located = finding(f.oracle, f.symptom, replace(items[i][0], api=suspect.op),
                           f.guilty_backend, f.stage, message, signature_message=f.message,

@@ -22,6 +22,7 @@ from dlfuzz.cases import GraphCase, Tensor
 from dlfuzz.errors import Rejected
 from dlfuzz.ir.graph import Graph, Node, TensorType, rename_value
 from dlfuzz.ir.model import Model, weight_shapes
+from dlfuzz.oracles.localize import prefix_case
 
 Values = Callable[[GraphCase], dict[str, np.ndarray] | None]
 # Attributes that set a layer's width; shrinking them shrinks the weights that follow.
@@ -66,17 +67,11 @@ def fit_weights(graph: Graph, weights: dict[str, np.ndarray]) -> dict[str, np.nd
 
 def cut_after(case: GraphCase) -> Iterator[GraphCase]:
     """Make one node the only output (everything after it goes): shortest first."""
-    g = case.graph
-    for n in g.nodes:
-        if (n.id,) == g.outputs:
-            continue
-        try:
-            cut = g.with_nodes(g.nodes, outputs=(n.id,))
-        except Rejected:
-            continue
-        candidate = _with_model(case, cut, _weights_dict(case))
-        if candidate is not None:
-            yield candidate
+    for i, n in enumerate(case.graph.nodes):
+        if (n.id,) != case.graph.outputs:
+            candidate = prefix_case(case, i)
+            if candidate is not None:
+                yield candidate
 
 
 def isolate(values: Values) -> Callable[[GraphCase], Iterator[GraphCase]]:
