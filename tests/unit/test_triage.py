@@ -26,6 +26,7 @@ from dlfuzz.kinds.api import ApiKind
 from dlfuzz.oracles.base import Oracle, OracleContext, finding
 from dlfuzz.oracles.crash import CrashOracle
 from dlfuzz.oracles.reference import Judge
+from dlfuzz.report.html import write_report
 from dlfuzz.store.db import Store
 from dlfuzz.triage.triager import Triage, TriageSettings, bug_id_for
 
@@ -153,6 +154,9 @@ def test_confirmed_on_identical_reruns_and_folder_has_reproducers(triage: Triage
                          capture_output=True, text=True, timeout=60, env=dict(os.environ))
     assert run.returncode == 1, run.stdout + run.stderr
     assert "BUG present" in run.stdout
+    # The report shows the kind's section (the call per library) beside the generic parts.
+    html = write_report(triage.store).read_text()
+    assert "Calls of planted.fails_when_large" in html and "repro_numpy.py" in html
 
 
 def test_a_crash_is_confirmed_by_rerunning_it(triage: Triage) -> None:
