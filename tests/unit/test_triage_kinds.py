@@ -1,5 +1,6 @@
-"""Triage: confirmation by re-running, flakiness, dedup by signature, bug folders with
-reproducers, and reduction through the case's kind.
+"""Triage through the case-kind protocol: confirmation by re-running, flakiness, dedup,
+bug folders with runnable reproducers and the kind's report section, and reduction
+through the case's kind, with one library (numpy) and planted misbehaving functions.
 
 Cases run in real numpy workers (the executor Pool); a small module written into the
 test's directory supplies library functions that misbehave on purpose (workers import it
