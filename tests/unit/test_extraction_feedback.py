@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from dlfuzz.engines.api.constraints import Env, TensorProps, holds, parse
-from dlfuzz.engines.api.extraction.feedback import constraints_from_error, dtype_of, shape_of
+from dlfuzz.engines.api.errorfeedback.ranks import constraints_from_error, dtype_of, shape_of
 from dlfuzz.engines.api.libspecs import LibParam, LibSpec
 
 # ruff: noqa: E501 - verbatim messages

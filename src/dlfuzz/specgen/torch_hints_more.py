@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dlfuzz.engines.api.extraction.torch_hints_api import (
+from dlfuzz.specgen.torch_hints_api import (
     FLOAT_COMPLEX,
     FLOATS,
     _fft1,

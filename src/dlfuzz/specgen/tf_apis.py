@@ -1,6 +1,6 @@
 """TensorFlow API specs (``data/tf.json``): TensorJSFuzz's type information for tf APIs.
 
-Run offline (``python -m dlfuzz.engines.api.extraction tf [--refine]``); it imports
+Run offline (``python -m dlfuzz.specgen tf [--refine]``); it imports
 TensorFlow in this process. For every public function of ``tf``, ``tf.math``, ``tf.nn``,
 ``tf.linalg``, ``tf.signal`` and ``tf.image`` (one entry per function object, under its
 most specific public path) the parameters come from, in order of trust:
@@ -46,16 +46,16 @@ from dlfuzz.engines.api.constraints import (
     unparse,
     walk,
 )
-from dlfuzz.engines.api.extraction import tf_hints, tf_hints_extra
-from dlfuzz.engines.api.extraction.tf_ops import (
+from dlfuzz.engines.api.libspecs import LibParam, LibSpec
+from dlfuzz.errors import UsageError
+from dlfuzz.specgen import tf_hints, tf_hints_extra
+from dlfuzz.specgen.tf_ops import (
     TENSOR_DTYPES,
     has_type_attr,
     kernel_dtypes,
     link,
     op_params,
 )
-from dlfuzz.engines.api.libspecs import LibParam, LibSpec
-from dlfuzz.errors import UsageError
 
 # Most specific first: an API exported as both tf.add and tf.math.add is listed once,
 # as tensorflow.math.add.
@@ -110,7 +110,7 @@ def _json_default(value: Any) -> tuple[bool, Any]:
 
 def _doc_hints(fn: Callable[..., Any]) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
     """Param -> fields its Google-style ``Args:`` entry states, and the raw entries."""
-    from dlfuzz.engines.api.extraction import docstrings
+    from dlfuzz.specgen import docstrings
 
     docs = docstrings.param_docs(inspect.getdoc(fn) or "")
     out: dict[str, dict[str, Any]] = {}
@@ -305,7 +305,7 @@ def _extracted(fn: Callable[..., Any], params: list[LibParam]) -> list[tuple[str
     names = [p.name for p in params]
     out: list[tuple[str, str]] = []
     try:
-        from dlfuzz.engines.api.extraction import docstrings
+        from dlfuzz.specgen import docstrings
         from_doc = getattr(docstrings, "constraints_from_doc", None)
         if from_doc is not None:
             out.extend((t, "doc") for t in from_doc(inspect.getdoc(fn) or "", names))
@@ -314,7 +314,7 @@ def _extracted(fn: Callable[..., Any], params: list[LibParam]) -> list[tuple[str
     if _checks_image(fn) and params and params[0].tensor_like:
         out.extend((f"{params[0].name}.shape[{i}] > 0", "validation") for i in (-1, -2, -3))
     try:
-        from dlfuzz.engines.api.extraction import validation
+        from dlfuzz.specgen import validation
 
         out.extend((t, "validation") for t in validation.constraints_from_source(
             inspect.unwrap(fn), names))
@@ -431,7 +431,7 @@ def extract(calibration: str | None = None) -> list[LibSpec]:
         raise UsageError(f"DLFUZZ_TF_CALIBRATION={mode!r}: use reuse, fresh or off")
     if mode == "off":
         return specs
-    from dlfuzz.engines.api.extraction import tf_calibrate
+    from dlfuzz.specgen import tf_calibrate
 
     if mode == "fresh":
         return tf_calibrate.calibrate(specs)

@@ -1,4 +1,4 @@
-"""``python -m dlfuzz.engines.api.counterparts validate|candidates|stats``.
+"""``python -m dlfuzz.specgen.counterparts validate|candidates|stats``.
 
 ``validate`` builds the candidates of the chosen kinds for the APIs of the chosen
 libraries' spec files, validates them in sandboxed workers and rewrites
@@ -26,8 +26,8 @@ from dlfuzz.engines.api.counterparts.model import (
     dump,
     load_file,
 )
-from dlfuzz.engines.api.counterparts.validate import Verdict, rejected_entry, validate
 from dlfuzz.errors import UsageError
+from dlfuzz.specgen.counterparts.validate import Verdict, rejected_entry, validate
 
 RESTART_JAX = 3000  # cases between restarts of the eager JAX worker
 # Spec libraries validated against the eager libraries: their own backend joins the pool.
@@ -53,8 +53,8 @@ def build_candidates(specs: dict[str, dict[str, Any]], libraries: Sequence[str],
                      kinds: Sequence[str], only: Sequence[str] = (),
                      torch_compile_max: int = 40) -> list[Counterpart]:
     """Candidates of ``kinds`` for the APIs of ``libraries`` (``only``: these APIs)."""
-    from dlfuzz.engines.api.counterparts import sources
-    from dlfuzz.engines.api.counterparts.same_name import candidates as same_name
+    from dlfuzz.specgen.counterparts import sources
+    from dlfuzz.specgen.counterparts.same_name import candidates as same_name
 
     mine = {api: s for lib in libraries for api, s in specs.get(lib, {}).items()
             if not only or api in only}
@@ -177,7 +177,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m dlfuzz.engines.api.counterparts")
+    parser = argparse.ArgumentParser(prog="python -m dlfuzz.specgen.counterparts")
     sub = parser.add_subparsers(dest="command", required=True)
     for name in ("validate", "candidates", "stats"):
         p = sub.add_parser(name)

@@ -1,6 +1,6 @@
-"""``python -m dlfuzz.engines.api.extraction {torch,tf,jax}``: regenerate a spec file.
+"""``python -m dlfuzz.specgen {torch,tf,jax}``: regenerate a spec file.
 
-Runs the library's extractor (``extraction/<lib>_apis.py``: signatures, docstrings,
+Runs the library's extractor (``specgen/<lib>_apis.py``: signatures, docstrings,
 validation code, the hand-hints table), optionally the error-feedback refinement
 (``--refine``: runs generated inputs in the sandboxed pool), and writes
 ``data/<lib>.json`` with the library versions. ``--only API ...`` regenerates those APIs
@@ -49,7 +49,7 @@ def summary(specs: list[LibSpec]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m dlfuzz.engines.api.extraction",
+    ap = argparse.ArgumentParser(prog="python -m dlfuzz.specgen",
                                  description=__doc__.split("\n\n")[0])
     ap.add_argument("library", choices=sorted(LIBRARY_FILES))
     ap.add_argument("--refine", action="store_true", help="run error-feedback refinement")
@@ -72,7 +72,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.rounds < 0 or args.per_api < 1:
         raise UsageError(f"--rounds {args.rounds} / --per-api {args.per_api}: use rounds >= 0 "
                          "and per-api >= 1")
-    module = importlib.import_module(f"dlfuzz.engines.api.extraction.{args.library}_apis")
+    module = importlib.import_module(f"dlfuzz.specgen.{args.library}_apis")
     specs: list[LibSpec] = module.extract()
     if args.only:
         wanted = set(args.only)
@@ -82,7 +82,7 @@ def _run(args: argparse.Namespace) -> int:
                              f"{args.library} extractor; check the dotted API path")
         specs = [s for s in specs if s.api in wanted]
     if args.refine and args.rounds:
-        from dlfuzz.engines.api.extraction.refine import refine
+        from dlfuzz.specgen.refine import refine
 
         def progress(msg: str) -> None:
             print(msg, file=sys.stderr)

@@ -1,6 +1,6 @@
 """JAX API specs (``data/jax.json``): TensorJSFuzz's type information for JAX's public APIs.
 
-Run offline (``python -m dlfuzz.engines.api.extraction jax [--refine]``); it imports JAX in
+Run offline (``python -m dlfuzz.specgen jax [--refine]``); it imports JAX in
 this process. Every public function of ``jax.numpy`` (with ``linalg`` and ``fft``),
 ``jax.lax``, ``jax.scipy.special`` and ``jax.nn`` is listed once (an alias such as
 ``jax.nn.tanh is jax.numpy.tanh`` under its first path). Parameters come from, in order:
@@ -45,8 +45,10 @@ from dlfuzz.engines.api.constraints import (
     Unary,
     make,
 )
-from dlfuzz.engines.api.extraction import docstrings, jax_hints
-from dlfuzz.engines.api.extraction.jax_rules import (
+from dlfuzz.engines.api.libspecs import LibParam, LibSpec, expand_dtypes
+from dlfuzz.errors import UsageError
+from dlfuzz.specgen import docstrings, jax_hints
+from dlfuzz.specgen.jax_rules import (
     CANDIDATE_DTYPES,
     RANK_MAX,
     axis_constraints,
@@ -55,8 +57,6 @@ from dlfuzz.engines.api.extraction.jax_rules import (
     promotion_constraints,
     validation_constraints,
 )
-from dlfuzz.engines.api.libspecs import LibParam, LibSpec, expand_dtypes
-from dlfuzz.errors import UsageError
 
 # First path wins for aliases: jnp before lax/special/nn.
 GROUPS: tuple[tuple[str, str], ...] = (
@@ -432,7 +432,7 @@ def extract(calibration: str | None = None) -> list[LibSpec]:
         raise UsageError(f"DLFUZZ_JAX_CALIBRATION={mode!r}: use reuse, fresh or off")
     if mode == "off":
         return specs
-    from dlfuzz.engines.api.extraction import jax_calibrate
+    from dlfuzz.specgen import jax_calibrate
 
     cached = jax_calibrate.cached_dtypes(version()) if mode == "reuse" else {}
     return jax_calibrate.calibrate(specs, cached)

@@ -34,7 +34,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dlfuzz.cases import ApiCase, Outcome
-from dlfuzz.engines.api.counterparts.inputs import (
+from dlfuzz.engines.api.counterparts.model import MODE_BACKENDS, Counterpart
+from dlfuzz.engines.api.libspecs import LibSpec
+from dlfuzz.oracles.compare import deviation, loosest
+from dlfuzz.specgen.counterparts.inputs import (
     EXTRA_DRAWS,
     LOW,
     MIN_VALID,
@@ -46,9 +49,6 @@ from dlfuzz.engines.api.counterparts.inputs import (
     for_dtype,
     inputs_for,
 )
-from dlfuzz.engines.api.counterparts.model import MODE_BACKENDS, Counterpart
-from dlfuzz.engines.api.libspecs import LibSpec
-from dlfuzz.oracles.compare import deviation, loosest
 
 CORE_DTYPES = frozenset({"float32", "float64", "int32", "int64"})
 HALF = frozenset({"float16", "bfloat16"})

@@ -37,8 +37,8 @@ from dlfuzz.engines.api.constraints import (
     unparse,
     walk,
 )
-from dlfuzz.engines.api.extraction import torch_hints_api, torch_hints_more
 from dlfuzz.engines.api.libspecs import LibParam, LibSpec
+from dlfuzz.specgen import torch_hints_api, torch_hints_more
 
 # ---- what is listed ---------------------------------------------------------------------
 _EXCLUDE_PREFIXES = ("torch.fbgemm_", "torch.miopen_", "torch.quantize", "torch.q_",

@@ -85,7 +85,7 @@ def mode_candidates(specs: Mapping[str, LibSpec], torch_compile_max: int = TORCH
 
 def precision_candidates(specs: Mapping[str, LibSpec]) -> list[Counterpart]:
     """The API computed in float64, for APIs taking low-precision floating tensors."""
-    from dlfuzz.engines.api.counterparts.inputs import LOW, dtypes_for
+    from dlfuzz.specgen.counterparts.inputs import LOW, dtypes_for
 
     out = []
     for api, spec in sorted(specs.items()):

@@ -25,7 +25,7 @@ import numpy as np
 
 from dlfuzz.cases import COMPLEX_DTYPES, FLOAT_DTYPES, INT_DTYPES
 from dlfuzz.engines.api.constraints import ConstraintError, Env, holds, parse
-from dlfuzz.engines.api.extraction.docstrings import dtype_names
+from dlfuzz.specgen.docstrings import dtype_names
 
 _TORCH_DTYPES = {"complexfloat": "complex64", "complexdouble": "complex128",
                  "floattensor": "float32", "doubletensor": "float64", "longtensor": "int64",
@@ -383,4 +383,4 @@ def _tf_axis(m: re.Match[str], ctx: _Ctx) -> Iterator[str]:
         yield from _axis(ctx, int(m.group(1)), int(m.group(2)) + extra)
 
 
-from dlfuzz.engines.api.extraction import feedback_rules as _more  # noqa: E402,F401
+from dlfuzz.engines.api.errorfeedback import dtypes as _more  # noqa: E402,F401

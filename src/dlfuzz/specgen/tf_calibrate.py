@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from dlfuzz.engines.api.extraction.tf_apis import add_constraint, with_dtypes
-from dlfuzz.engines.api.extraction.tf_ops import TENSOR_DTYPES
 from dlfuzz.engines.api.libspecs import LibSpec
+from dlfuzz.specgen.tf_apis import add_constraint, with_dtypes
+from dlfuzz.specgen.tf_ops import TENSOR_DTYPES
 
 
 def cached(versions: dict[str, str]) -> dict[str, LibSpec]:

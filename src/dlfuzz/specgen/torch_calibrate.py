@@ -16,8 +16,8 @@ from dataclasses import replace
 from typing import Any
 
 from dlfuzz.engines.api.constraints import ConstraintError, make
-from dlfuzz.engines.api.extraction import torch_hints as hints
 from dlfuzz.engines.api.libspecs import LibSpec
+from dlfuzz.specgen import torch_hints as hints
 
 # dtypes torch's CPU kernels know; uint16/32/64 exist only as storage types there.
 TORCH_DTYPES = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",

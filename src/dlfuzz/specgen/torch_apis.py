@@ -11,13 +11,13 @@ weight, Tensor? bias=None, SymInt[2] stride=[1, 1], ...)``), which every builtin
 2. **types**: each name's declared schema type over all non-``out`` overloads whose first
    argument is a tensor (``Tensor other`` and ``Scalar other`` overloads give
    ``other: tensor | int | float``), else the Python annotation;
-3. **doc**: ``extraction.docstrings`` (dtypes, ranks, enum values the text states) and
+3. **doc**: ``specgen.docstrings`` (dtypes, ranks, enum values the text states) and
    its constraints, when that module is present;
-4. **validation code**: ``extraction.validation`` over a Python function's source;
+4. **validation code**: ``specgen.validation`` over a Python function's source;
 5. **hand hints** (``torch_hints``): parameter-name conventions (``dim`` indexes the input)
    and what only the C++ kernels check (conv channel relations), merged last.
 
-Error feedback (``extraction.refine``) and dtype probing run on the result separately
+Error feedback (``specgen.refine``) and dtype probing run on the result separately
 (``refine_specs``), because they execute generated inputs in sandboxed workers.
 """
 
@@ -42,8 +42,9 @@ from dlfuzz.engines.api.constraints import (
     parse,
     walk,
 )
-from dlfuzz.engines.api.extraction import torch_hints as hints
-from dlfuzz.engines.api.extraction.torch_signatures import (
+from dlfuzz.engines.api.libspecs import LibParam, LibSpec
+from dlfuzz.specgen import torch_hints as hints
+from dlfuzz.specgen.torch_signatures import (
     NO_DEFAULT,
     PyParam,
     SArg,
@@ -58,7 +59,6 @@ from dlfuzz.engines.api.extraction.torch_signatures import (
     structures_of,
     unwrap,
 )
-from dlfuzz.engines.api.libspecs import LibParam, LibSpec
 
 NAMESPACES = ("torch.nn.functional", "torch.linalg", "torch.special", "torch.fft", "torch")
 REFS = {"torch": "torch._refs", "torch.special": "torch._refs.special",
@@ -234,7 +234,7 @@ def _doc_sources(d: Draft, fn: Callable[..., Any]) -> None:
     """Merge what the docstring says into the draft: per-parameter hints and relational
     sentences (EXT0's ``docstrings``), shapes (``(*, n, n)`` makes a square matrix), and
     "broadcast" (the tensor operands broadcast)."""
-    from dlfuzz.engines.api.extraction import docstrings
+    from dlfuzz.specgen import docstrings
 
     target = unwrap(fn)
     doc = inspect.getdoc(target) or ""
@@ -284,7 +284,7 @@ def _renamed(text: str, rename: dict[str, str]) -> str:
 def _validation_source(d: Draft, fn: Callable[..., Any]) -> None:
     """Constraints from a Python function's checks (EXT0's ``validation``)."""
     try:
-        from dlfuzz.engines.api.extraction import validation
+        from dlfuzz.specgen import validation
     except ImportError:
         return
     target = unwrap(fn)
@@ -335,7 +335,7 @@ def _kernel_sources(d: Draft, fn: Callable[..., Any]) -> None:
     """Constraints from the kernel mirrors (``validation.constraints_from_source`` over
     each, its parameters renamed to the API's by position), and broadcasting among the
     operands a reference implementation type-promotes together (elementwise)."""
-    from dlfuzz.engines.api.extraction import validation
+    from dlfuzz.specgen import validation
 
     names = [p.name for p in d.params]
     known = frozenset(names)
@@ -426,7 +426,7 @@ def extract(calibrate: bool = True) -> list[LibSpec]:
         for api, fn in candidates():
             specs.append(build(api, fn))
     if calibrate:
-        from dlfuzz.engines.api.extraction.torch_calibrate import calibrate as run
+        from dlfuzz.specgen.torch_calibrate import calibrate as run
 
         specs = run(specs)
     return specs

@@ -1,6 +1,6 @@
 """TF.js API specs (``data/tfjs.json``): TensorJSFuzz's type extraction for tfjs-core.
 
-Run offline (``python -m dlfuzz.engines.api.extraction tfjs``). Nothing is imported in
+Run offline (``python -m dlfuzz.specgen tfjs``). Nothing is imported in
 Python: ``tfjs_dts.js`` (Node + the TypeScript compiler from dlfuzz's tools cache) reads
 the installed package's ``dist/ops/**/*.d.ts`` and ``*.js`` and prints, per exported op,
 the parameter types, JSDoc, JS defaults and translated checks. This module maps them:
@@ -39,9 +39,9 @@ from pathlib import Path
 from typing import Any
 
 from dlfuzz.engines.api.constraints import Constraint, ConstraintError, make
-from dlfuzz.engines.api.extraction import tfjs_asserts
 from dlfuzz.engines.api.libspecs import LibParam, LibSpec
 from dlfuzz.errors import UsageError
+from dlfuzz.specgen import tfjs_asserts
 
 SCRIPT = Path(__file__).with_name("tfjs_dts.js")
 TFJS_DTYPES = ("float32", "int32", "bool", "complex64")

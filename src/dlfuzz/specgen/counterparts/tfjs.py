@@ -8,8 +8,8 @@ everything else by keyword under its ``rename`` name, ``extra`` adds keywords fo
 parameter without a default that tfjs defaults (``concat``'s axis 0), and
 ``requires_default`` marks tfjs parameters tf cannot express.
 
-Nothing here is trusted: ``python -m dlfuzz.engines.api.extraction.tfjs_counterparts``
-writes the candidates (``--out``), and ``python -m dlfuzz.engines.api.counterparts
+Nothing here is trusted: ``python -m dlfuzz.specgen.counterparts.tfjs``
+writes the candidates (``--out``), and ``python -m dlfuzz.specgen.counterparts
 validate --library tfjs --kinds precision --candidates FILE`` keeps those that agree with
 tfjs-cpu on generated valid inputs, per dtype (DLLens Eq. 1 with dlfuzz's tolerances).
 """
@@ -165,8 +165,8 @@ def candidates() -> list[Counterpart]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m dlfuzz.engines.api.extraction."
-                                 "tfjs_counterparts", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m dlfuzz.specgen.counterparts.tfjs",
+                                 description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, required=True, help="candidates file to write")
     ap.add_argument("--status", default="unvalidated candidates",
                     help="the header's status field")

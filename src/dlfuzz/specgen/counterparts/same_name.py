@@ -14,7 +14,7 @@ may differ (``torch.std``'s correction 1 vs ``jax.numpy.std``'s ddof 0).
 
 Candidates are only candidates: ``validate`` accepts or rejects each on real inputs.
 Names and signatures come from the libraries themselves (imported in this process, which
-is why this runs offline, from ``python -m dlfuzz.engines.api.counterparts``).
+is why this runs offline, from ``python -m dlfuzz.specgen.counterparts``).
 """
 
 from __future__ import annotations

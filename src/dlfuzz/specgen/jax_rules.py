@@ -24,7 +24,7 @@ import textwrap
 from collections.abc import Iterator
 from typing import Any
 
-from dlfuzz.engines.api.extraction import jax_hints
+from dlfuzz.specgen import jax_hints
 
 RANK_MAX = 4
 # dtypes the jax worker runs (x64 enabled by dlfuzz.backends.jax_backend).
@@ -136,7 +136,7 @@ def rename(text: str, mapping: dict[str, str]) -> str:
 
 def _from_source(fn: Any, mapping: dict[str, str]) -> list[str]:
     """``validation``'s constraints of ``fn`` over ``mapping``'s keys, in our names."""
-    from dlfuzz.engines.api.extraction import validation
+    from dlfuzz.specgen import validation
 
     try:
         found = validation.constraints_from_source(fn, list(mapping))

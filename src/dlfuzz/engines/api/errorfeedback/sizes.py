@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from dlfuzz.engines.api.extraction.feedback import _SHAPE, _Ctx, _rule, shape_of
+from dlfuzz.engines.api.errorfeedback.ranks import _SHAPE, _Ctx, _rule, shape_of
 
 M = re.Match[str]
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dlfuzz.engines.api.extraction.tf_hints import (
+from dlfuzz.specgen.tf_hints import (
     CPLX,
     DT_FLOAT,
     F32,

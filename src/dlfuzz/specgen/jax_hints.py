@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dlfuzz.engines.api.extraction.jax_hints_lax import LAX, LINALG_FFT, NN_SPECIAL
+from dlfuzz.specgen.jax_hints_lax import LAX, LINALG_FFT, NN_SPECIAL
 
 CALLABLE = "takes a Python callable"
 COLLECTIVE = "collective: needs a named mapped axis (pmap/shard_map)"

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterator
 
 from dlfuzz.cases import COMPLEX_DTYPES, FLOAT_DTYPES, INT_DTYPES
-from dlfuzz.engines.api.extraction.feedback import (
+from dlfuzz.engines.api.errorfeedback.ranks import (
     _FAMILY_WORDS,
     _SHAPE,
     _Ctx,
@@ -445,4 +445,4 @@ def _jax_list_len(m: M, ctx: _Ctx) -> Iterator[str]:
         yield f"len({lists[0]}) == {t}.ndims"
 
 
-from dlfuzz.engines.api.extraction import feedback_sizes as _sizes  # noqa: E402,F401
+from dlfuzz.engines.api.errorfeedback import sizes as _sizes  # noqa: E402,F401
