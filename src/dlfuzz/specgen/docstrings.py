@@ -23,6 +23,7 @@ import re
 from typing import Any
 
 from dlfuzz.cases import DTYPES
+from dlfuzz.engines.api.errorfeedback.vocabulary import dtype_names
 
 RANK_CAP = 5       # upper rank for "at least N-D" / "N-D or higher"
 INT_SPAN = 6       # "an int >= 1" -> (1, 7): small values keep shapes small
@@ -152,24 +153,6 @@ def param_docs(doc: str | None) -> dict[str, str]:
 
 
 # ---- dtypes -----------------------------------------------------------------------------
-_DTYPE_ALIASES = {"half": "float16", "float": "float32", "double": "float64",
-                  "cfloat": "complex64", "cdouble": "complex128", "long": "int64",
-                  "int": "int32", "short": "int16", "byte": "uint8", "char": "int8",
-                  "boolean": "bool", "bool": "bool"}
-
-
-def dtype_names(words: list[str]) -> tuple[str, ...]:
-    """TF/torch dtype spellings -> dlfuzz dtype names, dropping those dlfuzz lacks
-    (string, qint8, resource, variant: they cannot be generated)."""
-    out: list[str] = []
-    for w in words:
-        w = w.strip("`'\" ").lower().removeprefix("tf.").removeprefix("torch.")
-        name = _DTYPE_ALIASES.get(w, w)
-        if name in DTYPES and name not in out:
-            out.append(name)
-    return tuple(out)
-
-
 _FAMILY = {"float": ("float16", "bfloat16", "float32", "float64"),
            "int": ("int8", "int16", "int32", "int64", "uint8"),
            "bool": ("bool",), "complex": ("complex64", "complex128")}

@@ -29,7 +29,7 @@ from typing import Any
 
 from dlfuzz.cases import DType
 from dlfuzz.engines.api.constraints import Constraint, holds, make
-from dlfuzz.engines.api.errorfeedback.ranks import constraints_from_error
+from dlfuzz.engines.api.errorfeedback.engine import constraints_from_error
 from dlfuzz.engines.api.libspecs import LibParam, LibSpec
 
 BATCH = 1000            # cases per pool.run call (progress granularity)

@@ -37,7 +37,7 @@ from typing import Any
 
 from dlfuzz.cases import COMPLEX_DTYPES, FLOAT_DTYPES, INT_DTYPES
 from dlfuzz.engines.api.constraints import ConstraintError, parse
-from dlfuzz.specgen.docstrings import dtype_names
+from dlfuzz.engines.api.errorfeedback.vocabulary import dtype_names
 
 MAX_DEPTH = 2
 _LIBRARY_ROOTS = ("torch", "jax", "tensorflow", "keras", "tf_keras", "numpy")

@@ -2,5 +2,5 @@
 
 Used at run time (the API engine learns constraints from rejected intended-valid inputs)
 and offline (``specgen.refine``), so it lives in the runtime package. Call
-``errorfeedback.ranks.constraints_from_error``.
+``errorfeedback.engine.constraints_from_error``; the rules are grouped by what they read (``ranks``, ``dtypes``, ``shapes``, ``sizes``).
 """
