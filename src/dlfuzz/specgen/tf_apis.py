@@ -30,25 +30,19 @@ import os
 import re
 import sys
 from collections.abc import Callable, Iterator
-from dataclasses import replace
 from typing import Any
 
 from dlfuzz.cases import DTYPES
 from dlfuzz.engines.api.constraints import (
-    Compare,
     Constraint,
     ConstraintError,
-    Index,
-    Node,
-    Prop,
     make,
     names_in,
-    unparse,
-    walk,
 )
 from dlfuzz.engines.api.libspecs import LibParam, LibSpec
 from dlfuzz.errors import UsageError
 from dlfuzz.specgen import tf_hints, tf_hints_extra
+from dlfuzz.specgen.spec_edit import add_constraint
 from dlfuzz.specgen.tf_ops import (
     TENSOR_DTYPES,
     has_type_attr,
@@ -216,26 +210,7 @@ def _templated(text: str, params: list[LibParam]) -> str:
     return text.replace("{t}", first)
 
 
-# ---- constraints ----------------------------------------------------------------------
-def add_constraint(cons: list[Constraint], text: str, source: str,
-                   params: list[LibParam]) -> None:
-    """Append one constraint unless it does not parse over ``params``, reads a tensor
-    property of a non-tensor parameter (``frame_length.ndims`` where ``frame_length`` is
-    generated as an int: never defined, so never satisfiable) or repeats one already there
-    (``x.dtype == y.dtype`` and ``y.dtype == x.dtype`` are one constraint)."""
-    names = frozenset(p.name for p in params)
-    try:
-        c = make(text, source, names)
-    except ConstraintError:
-        return
-    if not _defined_props(c.tree, params):
-        return
-    c = _oriented(c, [p.name for p in params])
-    key = _key(c.tree)
-    if all(key != _key(old.tree) for old in cons):
-        cons.append(c)
-
-
+# ---- constraints ---------------------------------------------------------------------
 def _none_guarded(text: str, params: list[LibParam]) -> str:
     """``axis >= -x.ndims`` -> ``axis is None or (axis >= -x.ndims)`` when ``axis`` may be
     None: prose states the rule for given values ("If None (the default), reduces all
@@ -250,54 +225,6 @@ def _none_guarded(text: str, params: list[LibParam]) -> str:
     for name in nullable:
         text = f"{name} is None or ({text})"
     return text
-
-
-_TENSOR_ONLY = frozenset({"ndims", "dtype", "num_element"})
-
-
-def _defined_props(tree: Node, params: list[LibParam]) -> bool:
-    by_name = {p.name: p for p in params}
-    for n in walk(tree):
-        p = by_name.get(getattr(n, "name", ""))
-        if p is None or p.tensor_like:
-            continue
-        if (isinstance(n, Prop) and n.prop in _TENSOR_ONLY) or (
-                isinstance(n, Index) and n.shape):
-            return False
-    return True
-
-
-def _side_param(node: Node) -> str | None:
-    if isinstance(node, Prop) and node.prop == "dtype":
-        return node.name
-    if isinstance(node, Index) and node.shape:
-        return node.name
-    return None
-
-
-def _oriented(c: Constraint, order: list[str]) -> Constraint:
-    """``P.x == Q.y`` with the later parameter on the left. Algorithm 2 repairs an
-    equality by writing its left side, so a later (dependent) parameter follows an
-    earlier one; written the other way round, two constraints on one parameter
-    (``chol.shape[-1] == chol.shape[-2]``, ``chol.shape[-1] == rhs.shape[-2]``) undo each
-    other every round."""
-    t = c.tree
-    if not (isinstance(t, Compare) and t.op == "=="):
-        return c
-    a, b = _side_param(t.left), _side_param(t.right)
-    if a is None or b is None or a == b or a not in order or b not in order:
-        return c
-    if order.index(a) >= order.index(b):
-        return c
-    flipped = Compare("==", t.right, t.left)
-    return Constraint(unparse(flipped).removeprefix("(").removesuffix(")"), flipped, c.source)
-
-
-def _key(tree: Node) -> Any:
-    """Equal for ``a == b`` and ``b == a``."""
-    if isinstance(tree, Compare) and tree.op in ("==", "!="):
-        return (tree.op, frozenset({unparse(tree.left), unparse(tree.right)}))
-    return unparse(tree)
 
 
 def _extracted(fn: Callable[..., Any], params: list[LibParam]) -> list[tuple[str, str]]:
@@ -441,10 +368,3 @@ def extract(calibration: str | None = None) -> list[LibSpec]:
 
 def version() -> dict[str, str]:
     return {"tensorflow": _tf().__version__}
-
-
-def with_dtypes(spec: LibSpec, dtypes: dict[str, tuple[str, ...]]) -> LibSpec:
-    """A copy with some parameters' dtypes replaced (what calibration narrows)."""
-    params = tuple(replace(p, dtypes=dtypes[p.name]) if p.name in dtypes else p
-                   for p in spec.params)
-    return replace(spec, params=params)

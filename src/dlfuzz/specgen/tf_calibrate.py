@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import Any
 
 from dlfuzz.engines.api.libspecs import LibSpec
-from dlfuzz.specgen.tf_apis import add_constraint, with_dtypes
+from dlfuzz.specgen.spec_edit import add_constraint, with_dtypes
 from dlfuzz.specgen.tf_ops import TENSOR_DTYPES
 
 
