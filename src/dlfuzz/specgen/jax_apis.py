@@ -19,7 +19,7 @@ this process. Every public function of ``jax.numpy`` (with ``linalg`` and ``fft`
    dtypes and whether the operands must share one dtype; ``jax.numpy`` functions that
    promote or broadcast arguments together (``promote_args*``, ``_broadcast_arrays``,
    ufuncs) need them broadcast-compatible;
-4. **the hand hints** of ``jax_hints``/``jax_hints_lax`` (skips, name conventions, checks
+4. **the hand hints** of ``jax_hints`` (tables in ``hints/jax.json``: skips, name conventions, checks
    XLA makes in C++, structured arguments restricted to simple forms);
 5. **dtype calibration** (``jax_calibrate``): tensors the above leave untyped run with
    each probe dtype in the sandboxed jax worker; ``--refine`` then adds constraints from

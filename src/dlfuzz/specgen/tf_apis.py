@@ -13,7 +13,7 @@ most specific public path) the parameters come from, in order of trust:
    `string` from: ...", "A 4-D tensor", relational sentences;
 3. **the Python validation code** of the wrapper (``validation``; plus tf.image's
    ``_CheckAtLeast3DImage`` helpers, which the generic reader does not follow);
-4. **the name table and the hand hints** (``tf_hints``, ``tf_hints_extra``) for what none
+4. **the name table and the hand hints** (``tf_hints``, tables in ``hints/tf.json``) for what none
    of these can see (C++ shape checks: matmul's inner dimensions, conv channel counts);
 5. **execution** (``tf_calibrate``): dtypes, empty or scalar tensors and NaN/Inf inputs
    that no generated input ran with are excluded; ``--refine`` then adds EXT0's
@@ -41,7 +41,7 @@ from dlfuzz.engines.api.constraints import (
 )
 from dlfuzz.engines.api.libspecs import LibParam, LibSpec
 from dlfuzz.errors import UsageError
-from dlfuzz.specgen import tf_hints, tf_hints_extra
+from dlfuzz.specgen import tf_hints
 from dlfuzz.specgen.spec_edit import add_constraint
 from dlfuzz.specgen.tf_ops import (
     TENSOR_DTYPES,
@@ -316,7 +316,7 @@ def build_spec(api: str, group: str, fn: Callable[..., Any]) -> LibSpec | None:
                    skip=skip)
 
 
-HINTS: dict[str, dict[str, Any]] = {**tf_hints.HINTS, **tf_hints_extra.HINTS}
+HINTS: dict[str, dict[str, Any]] = tf_hints.HINTS
 
 
 def link_op(notes: list[str], calls: bool = True) -> str:

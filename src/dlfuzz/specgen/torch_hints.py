@@ -13,8 +13,10 @@ Python validation code and error feedback. Four kinds of entries:
   ``DIM_NAMES`` (a ``dim`` indexes the first tensor: ``-max(x.ndims, 1) <= dim <
   max(x.ndims, 1)``, the exact rule of ``maybe_wrap_dim`` in ATen).
 * ``API``: per-API fields and constraints (``"from": "hand"``) for checks that live in C++
-  kernels (conv channel/group relations, matmul inner dimensions, index bounds); the
-  tables are built by the helpers in ``torch_hints_api``.
+  kernels (conv channel/group relations, matmul inner dimensions, index bounds).
+
+The tables are data, in ``hints/torch.json`` (read and checked by ``hintfiles``); this
+module holds the logic that applies them.
 """
 
 from __future__ import annotations
@@ -38,52 +40,17 @@ from dlfuzz.engines.api.constraints import (
     walk,
 )
 from dlfuzz.engines.api.libspecs import LibParam, LibSpec
-from dlfuzz.specgen import torch_hints_api, torch_hints_more
+from dlfuzz.specgen import hintfiles
 
-# ---- what is listed ---------------------------------------------------------------------
-_EXCLUDE_PREFIXES = ("torch.fbgemm_", "torch.miopen_", "torch.quantize", "torch.q_",
-                     "torch.sym_", "torch.native_", "torch.batch_norm_", "torch.rnn_",
-                     "torch.fake_quantize", "torch.unsafe_")
-_EXCLUDE = frozenset({
-    # internal or autograd/graph utilities
-    "torch.affine_grid_generator", "torch.choose_qparams_optimized", "torch.detach",
-    "torch.dequantize", "torch.int_repr", "torch.fused_moving_avg_obs_fake_quant",
-    "torch.get_device", "torch.is_distributed", "torch.is_inference", "torch.convolution",
-    "torch.grid_sampler", "torch.grid_sampler_2d", "torch.grid_sampler_3d",
-    "torch.norm_except_dim", "torch.frobenius_norm", "torch.nuclear_norm",
-    "torch.slice_inverse", "torch.hash_tensor", "torch.as_strided_scatter",
-    "torch.nonzero_static", "torch.constant_pad_nd", "torch.conv_tbc",
-    "torch.nn.functional.conv_tbc", "torch.nn.functional.native_channel_shuffle",
-    # sparse-only, RNN flat-weight kernels
-    "torch.dsmm", "torch.hsmm", "torch.hspmm", "torch.saddmm", "torch.smm", "torch.spmm",
-    "torch.sspaddmm", "torch.gru", "torch.lstm", "torch.gru_cell", "torch.lstm_cell",
-    # dispatch helpers and FP8/grouped GEMMs for accelerators
-    "torch.nn.functional.assert_int_or_pair", "torch.nn.functional.boolean_dispatch",
-    "torch.nn.functional.has_torch_function", "torch.nn.functional.handle_torch_function",
-    "torch.nn.functional.has_torch_function_unary",
-    "torch.nn.functional.has_torch_function_variadic", "torch.nn.functional.grouped_mm",
-    "torch.nn.functional.scaled_mm", "torch.nn.functional.scaled_grouped_mm",
-    "torch.nn.functional.linear_cross_entropy",
-    # uninitialized memory: the output is not a function of the input
-    "torch.empty_like",
-})
+# ---- what is listed (tables: hints/torch.json) -------------------------------------------
+_TABLES = hintfiles.load("torch")
+_EXCLUDE_PREFIXES: tuple[str, ...] = _TABLES["exclude_prefixes"]
+_EXCLUDE: frozenset[str] = _TABLES["exclude"]
 # Top-level spellings of functions listed under torch.nn.functional (raw kernel arguments
 # such as cudnn_enabled): the nn.functional path is the public one.
-_NN_DUPLICATES = frozenset({
-    "alpha_dropout", "batch_norm", "binary_cross_entropy_with_logits", "celu",
-    "cosine_embedding_loss", "ctc_loss", "dropout", "embedding", "embedding_bag",
-    "feature_alpha_dropout", "feature_dropout", "group_norm", "hinge_embedding_loss",
-    "instance_norm", "kl_div", "layer_norm", "log_softmax", "margin_ranking_loss",
-    "max_pool1d", "max_pool1d_with_indices", "max_pool2d", "max_pool3d", "poisson_nll_loss",
-    "relu", "rms_norm", "rrelu", "selu", "softmax", "threshold", "triplet_margin_loss",
-    "adaptive_max_pool1d", "pixel_shuffle", "pixel_unshuffle", "prelu", "bilinear",
-    "pdist", "cosine_similarity", "pairwise_distance", "hardshrink", "channel_shuffle",
-    "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
-    "conv_transpose3d", "avg_pool1d", "adaptive_avg_pool1d"})
-
-
-API: dict[str, dict[str, Any]] = {**torch_hints_api.API, **torch_hints_more.MORE}
-SKIP: dict[str, str] = {**torch_hints_api.SKIP, **torch_hints_more.SKIP_MORE}
+_NN_DUPLICATES: frozenset[str] = _TABLES["nn_duplicates"]
+API: dict[str, dict[str, Any]] = _TABLES["apis"]
+SKIP: dict[str, str] = _TABLES["skip"]
 
 
 def excluded(api: str) -> bool:
@@ -119,52 +86,15 @@ def deprecated(api: str, doc: str) -> str:
 
 
 # ---- parameters ---------------------------------------------------------------------------
-DROP_PARAMS = frozenset({
-    "out", "generator", "size_average", "reduce", "_stacklevel", "inplace", "memory_format",
-    "layout", "device", "pin_memory", "requires_grad", "names", "_random_samples",
-    "cudnn_enabled", "cudnn_enable", "sparse", "scale_grad_by_freq", "check_errors",
-    "_mask", "need_weights", "out_dtype"})
-
-_SPATIAL = (("int", "ints"), None)
-NAME_TYPES: dict[str, tuple[tuple[str, ...], tuple[int, int] | None]] = {
-    **{n: _SPATIAL for n in ("kernel_size", "stride", "padding", "dilation", "output_size",
-                             "output_ratio")},
-    **{n: (("tensor",), None) for n in ("input", "x", "tensor", "A", "B", "L", "b", "a")},
-    "dim": (("int",), None),
-}
-
+DROP_PARAMS: frozenset[str] = _TABLES["drop_params"]
+NAME_TYPES: dict[str, tuple[tuple[str, ...], tuple[int, int] | None]] = _TABLES["name_types"]
 # Generation windows for scalars by name (TensorJSFuzz's "range" type information where
 # the signature gives none): small sizes keep outputs small, positive where zero is an
 # error in every API using the name.
-NAME_FIELDS: dict[str, dict[str, Any]] = {
-    "kernel_size": {"range": (1, 3)}, "stride": {"range": (1, 3)},
-    "padding": {"range": (0, 1)}, "dilation": {"range": (1, 2)},
-    "output_padding": {"range": (0, 1)}, "groups": {"range": (1, 3)},
-    "output_size": {"range": (1, 4)}, "diagonal": {"range": (-2, 2)},
-    "offset": {"range": (-2, 2)}, "n": {"range": (1, 6)}, "s": {"range": (1, 6)},
-    "eps": {"range": (1e-6, 1e-2)}, "momentum": {"range": (0.0, 1.0)},
-    "negative_slope": {"range": (0.0, 0.5)}, "lambd": {"range": (0.0, 1.0)},
-    "margin": {"range": (0.0, 2.0)}, "label_smoothing": {"range": (0.0, 0.5)},
-    "decimals": {"range": (-2, 3)}, "chunks": {"range": (1, 4)},
-    "sections": {"range": (1, 4)}, "upscale_factor": {"range": (1, 3)},
-    "downscale_factor": {"range": (1, 3)}, "num_groups": {"range": (1, 3)},
-    "bins": {"range": (1, 8)}, "k": {"range": (0, 3)}, "r": {"range": (0, 3)},
-    "correction": {"range": (0, 1)}, "repeats": {"range": (0, 3)},
-    "shifts": {"range": (-3, 3)}, "beta": {"range": (0.1, 2.0)},
-    "alpha": {"range": (0.1, 2.0)}, "threshold": {"range": (-1.0, 1.0)},
-    "value": {"range": (-2.0, 2.0)}, "min_val": {"range": (-2.0, 0.0)},
-    "max_val": {"range": (0.0, 2.0)}, "delta": {"range": (0.1, 2.0)},
-    "beta_": {"range": (0.1, 2.0)}, "tau": {"range": (0.1, 2.0)},
-    "norm_type": {"range": (1.0, 3.0)}, "max_norm": {"range": (0.5, 2.0)},
-    "reduction": {"values": ("none", "mean", "sum")},
-    "ignore_index": {"values": (-100, 0, 1)}, "rounding_mode": {"values": ("trunc", "floor")},
-    "norm": {"values": ("backward", "ortho", "forward")},
-    "interpolation": {"values": ("linear", "lower", "higher", "midpoint", "nearest")},
-}
-DIM_NAMES = frozenset({"dim", "dim0", "dim1", "dim2", "axis", "axis0", "axis1", "start_dim",
-                       "end_dim"})
-DIMS_NAMES = frozenset({"dims"})
-INDEX_NAMES = frozenset({"index", "indices", "offsets", "pivots", "LU_pivots", "repeats"})
+NAME_FIELDS: dict[str, dict[str, Any]] = _TABLES["name_fields"]
+DIM_NAMES: frozenset[str] = _TABLES["dim_names"]
+DIMS_NAMES: frozenset[str] = _TABLES["dims_names"]
+INDEX_NAMES: frozenset[str] = _TABLES["index_names"]
 UNKNOWN_INT = (0, 3)  # an int nothing describes: small and non-negative
 UNKNOWN_NUMBER = (-3, 3)  # a Scalar (int or float) nothing describes
 
