@@ -1,10 +1,11 @@
 """The hand hint files of spec extraction (``specgen/hints/*.json``) and their loader.
 
 The hint tables used to be Python literals (``torch_hints_api.py``, ``torch_hints_more.py``,
-``tf_hints.py``, ``tf_hints_extra.py``, ``jax_hints.py``, ``jax_hints_lax.py``). When they
-became JSON, each section the extractors read was fingerprinted from the Python tables —
-values, dict key order, and list vs tuple vs frozenset — and ``DIGESTS`` holds those
-fingerprints: loading the files must give exactly what the extractors saw before.
+``tf_hints.py``, ``tf_hints_extra.py``, ``jax_hints.py``, ``jax_hints_lax.py``, the tables
+of ``tfjs_apis.py``). When they became JSON, each section the extractors read was
+fingerprinted from the Python tables — values, dict key order, and list vs tuple vs
+frozenset — and ``DIGESTS`` holds those fingerprints: loading the files must give exactly
+what the extractors saw before.
 Editing a hint file on purpose changes its fingerprint: put the new one (the assertion
 prints it) in ``DIGESTS`` in the same commit.
 """
@@ -21,6 +22,14 @@ from dlfuzz.errors import UsageError
 from dlfuzz.specgen import hintfiles
 
 DIGESTS = {
+    "tfjs": {
+        "int_names": "c33885142e6d850b",
+        "random": "ada1605df37484d1",
+        "name_fields": "409c14059247bb7a",
+        "apis": "31353ab19efc156e",
+        "broadcast": "feb7a9e708d92a3c",
+        "not_broadcast": "acc41e81b9a0da7f",
+    },
     "torch": {
         "exclude_prefixes": "2488b4833bf5f9eb",
         "exclude": "7ce41cff1233f4d6",
@@ -79,12 +88,13 @@ def test_loaded_tables_equal_the_former_python_tables(library):
 
 
 def test_consumers_read_the_loaded_tables():
-    from dlfuzz.specgen import jax_hints, tf_hints, torch_hints
+    from dlfuzz.specgen import jax_hints, tf_hints, tfjs_apis, torch_hints
 
     torch, tf, jax = (hintfiles.load(lib) for lib in ("torch", "tf", "jax"))
     assert torch_hints.API is torch["apis"] and torch_hints.NAME_TYPES is torch["name_types"]
     assert tf_hints.HINTS is tf["apis"] and tf_hints.NAMES is tf["names"]
     assert jax_hints.HINTS is jax["apis"] and jax_hints.NAME_KINDS is jax["name_kinds"]
+    assert tfjs_apis.HINTS is hintfiles.load("tfjs")["apis"]
     assert torch_hints.excluded("torch.empty_like") and tf_hints.is_random("tensorflow.nn.dropout")
 
 

@@ -65,6 +65,14 @@ def _objects(v: Any) -> bool:
     return isinstance(v, list) and all(isinstance(x, dict) for x in v)
 
 
+def _name_pair(v: Any) -> bool:
+    return _strs(v) and len(v) == 2
+
+
+def _any(v: Any) -> bool:
+    return True
+
+
 Check = tuple[Callable[[Any], bool], str]  # (test, what is expected, for the message)
 STRS: Check = (_strs, "a list of strings")
 PAIR: Check = (_pair, "a list of two numbers [low, high]")
@@ -74,6 +82,8 @@ STR_GROUPS: Check = (_str_groups, "a list of lists of parameter names")
 BOOL: Check = (_bool, "true or false")
 STR: Check = (_str, "a string")
 OBJECTS: Check = (_objects, "a list of objects")
+NAME_PAIR: Check = (_name_pair, "a list of two parameter names")
+ANY: Check = (_any, "any JSON value")
 
 # Parameter fields (LibParam's, in the extractors' spelling).
 PARAM_FIELDS: dict[str, Check] = {
@@ -82,6 +92,8 @@ PARAM_FIELDS: dict[str, Check] = {
     "optional": BOOL, "pass": STR}
 # TensorFlow's parameter-name conventions: fields plus how the convention applies.
 TF_NAME_FIELDS: dict[str, Check] = {**PARAM_FIELDS, "cons": STRS, "force": BOOL, "omit": BOOL}
+# TF.js hints may also set a parameter's JS default.
+TFJS_PARAM_FIELDS: dict[str, Check] = {**PARAM_FIELDS, "default": ANY}
 
 
 # ---- sections ---------------------------------------------------------------------------
@@ -91,6 +103,7 @@ class Section:
 
     ``kind``: ``names`` (a list of strings, returned as a frozenset), ``prefixes`` (a
     list of strings, returned as a tuple), ``reasons`` (name -> why, a string),
+    ``pairs`` (name -> two parameter names, returned as a tuple),
     ``fields`` (name -> parameter fields), ``name_types`` (name -> {"structures", "length"},
     returned as the pair (structures, length or None)) or ``apis`` (API -> entry with
     ``params`` and the keys in ``entry``). ``tuples`` says whether list-valued fields are
@@ -108,6 +121,7 @@ _TORCH_API = {"constraints": STRS, "drop": STRS, "reject": STRS, "no_dim_rule": 
               "specials": BOOL, "random": BOOL}
 _TF_API = {"constraints": STRS, "drop": STRS, "drop_constraints": STRS, "random": BOOL,
            "skip": STR, "specials": BOOL}
+_TFJS_API = {"constraints": STRS, "drop": STRS, "skip": STR, "axis": BOOL, "random": BOOL}
 _JAX_API = {"constraints": STRS, "drop": STRS, "add": OBJECTS, "broadcast": STR_GROUPS,
             "axes": STRS, "own_axes": STRS, "random": BOOL, "specials": BOOL, "notes": STR}
 
@@ -134,6 +148,15 @@ SCHEMAS: dict[str, dict[str, Section]] = {
         "nonzero_divisor": Section("names"),
         "apis": Section("apis", PARAM_FIELDS, _TF_API, tuples=True,
                         tuple_keys=frozenset({"drop"})),
+    },
+    "tfjs": {
+        "int_names": Section("names"),
+        "random": Section("names"),
+        "name_fields": Section("fields", PARAM_FIELDS, tuples=True),
+        "apis": Section("apis", TFJS_PARAM_FIELDS, _TFJS_API, tuples=True,
+                        tuple_keys=frozenset({"drop"})),
+        "broadcast": Section("pairs"),
+        "not_broadcast": Section("names"),
     },
     "jax": {
         "skip": Section("reasons"),
@@ -191,6 +214,11 @@ class _Reader:
                 if not isinstance(why, str) or not why:
                     raise self.fail(f"{name}[{key!r}]", why, "a non-empty reason string")
             return dict(table)
+        if spec.kind == "pairs":
+            for key, pair in table.items():
+                if not _name_pair(pair):
+                    raise self.fail(f"{name}[{key!r}]", pair, "a list of two parameter names")
+            return {key: tuple(pair) for key, pair in table.items()}
         if spec.kind == "name_types":
             return {key: self.name_type(f"{name}[{key!r}]", value)
                     for key, value in table.items()}

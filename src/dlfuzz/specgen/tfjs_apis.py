@@ -16,7 +16,7 @@ the parameter types, JSDoc, JS defaults and translated checks. This module maps 
 - tensor dtypes: ``convertToTensor(x, 'x', op, 'float32')`` pins ``x`` to float32 (and
   rejects anything else: a ``validation`` constraint); otherwise float32 and int32, bool
   for the logical ops (tfjs has float32, int32, bool, complex64 and string only);
-- constraints: the op's checking code (``tfjs_asserts``), then ``HINTS`` below.
+- constraints: the op's checking code (``tfjs_asserts``), then ``HINTS`` (``hints/tfjs.json``).
 
 JS has no keyword arguments: every parameter is ``positional``; an optional one left out
 before one that is passed gets its JS default (taken from the implementation's parameter
@@ -41,7 +41,7 @@ from typing import Any
 from dlfuzz.engines.api.constraints import Constraint, ConstraintError, make
 from dlfuzz.engines.api.libspecs import LibParam, LibSpec
 from dlfuzz.errors import UsageError
-from dlfuzz.specgen import tfjs_asserts
+from dlfuzz.specgen import hintfiles, tfjs_asserts
 
 SCRIPT = Path(__file__).with_name("tfjs_dts.js")
 TFJS_DTYPES = ("float32", "int32", "bool", "complex64")
@@ -50,187 +50,22 @@ _INT_SUFFIXES = ("Size", "Length", "Dims", "Mask", "Width", "Depth", "Segments",
                  "Columns", "Shape", "Step", "Samples", "Buckets", "Rank", "Axis")
 _REDUCTION = {"NONE": 0, "MEAN": 1, "SUM": 2, "SUM_BY_NONZERO_WEIGHTS": 3}
 
-# ---- the hand-hints table: what neither the .d.ts nor the op's JS says ------------------
+# ---- the hand-hints table (hints/tfjs.json): what neither the .d.ts nor the op's JS says ---
+_TABLES = hintfiles.load("tfjs")
 # Integer-valued `number` parameters the name suffixes miss.
-INT_NAMES = frozenset({
-    "axis", "k", "depth", "size", "dim", "begin", "end", "strides", "stride", "dilation",
-    "dilations", "reps", "perm", "numOrSizeSplits", "blockSize", "pad", "maxOutputSize",
-    "seed", "numLower", "numUpper", "ord", "cropSize", "filterSize", "windowShape",
-    "crops", "blockShape", "dataSplits", "nGramWidths", "padWidth", "depthRadius",
-    "paddings"})
+INT_NAMES: frozenset[str] = _TABLES["int_names"]
 # Output depends on a random state: no differential comparison.
-RANDOM = frozenset({"tf.multinomial", "tf.dropout", "tf.randomGamma", "tf.randomNormal",
-                    "tf.randomStandardNormal", "tf.randomUniform", "tf.randomUniformInt",
-                    "tf.truncatedNormal", "tf.rand"})
+RANDOM: frozenset[str] = _TABLES["random"]
 # Value ranges by parameter name (every op): sizes small and positive, so that outputs
 # have positive dimensions. Fields are LibParam fields.
-NAME_FIELDS: dict[str, dict[str, Any]] = {
-    "strides": {"range": (1, 3)}, "stride": {"range": (1, 3)},
-    "dilations": {"range": (1, 2)}, "dilation": {"range": (1, 2)},
-    "filterSize": {"range": (1, 3)}, "windowShape": {"range": (1, 3)},
-    "pad": {"range": (0, 2)}, "blockSize": {"range": (2, 3)}, "depth": {"range": (1, 5)},
-    "k": {"range": (0, 4)}, "numSegments": {"range": (1, 4)}, "numSamples": {"range": (1, 4)},
-    "frameLength": {"range": (1, 4)}, "frameStep": {"range": (1, 3)},
-    "fftLength": {"range": (1, 5)}, "maxOutputSize": {"range": (0, 5)},
-    "depthRadius": {"range": (0, 3)}, "reps": {"range": (1, 3)}, "size": {"range": (1, 5)},
-    "outputShape": {"range": (1, 4)}, "shape": {"range": (1, 4)}, "begin": {"range": (0, 2)},
-    "blockShape": {"range": (1, 3)}, "numOrSizeSplits": {"range": (1, 3)},
-    "cropSize": {"range": (1, 4)}, "seed": {"range": (0, 100)},
-    "iouThreshold": {"range": (0.0, 1.0)}, "softNmsSigma": {"range": (0.0, 1.0)},
-    "rate": {"range": (0.0, 0.9)}, "numLower": {"range": (-1, 3)}, "numUpper": {"range": (-1, 3)},
-}
-_NMS = {"params": {"boxes": {"rank": (2, 2)}, "scores": {"rank": (1, 1)}},
-        "constraints": ["boxes.shape[1] == 4", "scores.shape[0] == boxes.shape[0]"]}
-_F32 = {"dtypes": ("float32",)}
-_C64 = {"params": {"input": {"dtypes": ("complex64",), "rank": (1, 4)}}}
-_SLICE = [f"x.ndims <= {i} or x.shape[{i}] >= begin[{i}] + size[{i}]" for i in range(4)]
+NAME_FIELDS: dict[str, dict[str, Any]] = _TABLES["name_fields"]
 # Per op: "params" (field overrides), "constraints" (hand; SHAPES/BROADCAST/AXIS macros
 # allowed), "drop" (parameters never passed), "skip", "axis": False (no generic axis rule).
-HINTS: dict[str, dict[str, Any]] = {
-    "tf.matMul": {"constraints": [
-        "a.ndims >= 2", "b.ndims == a.ndims",
-        "(b.shape[-1] if transposeB else b.shape[-2]) == (a.shape[-2] if transposeA "
-        "else a.shape[-1])", "a.ndims <= 2 or b.shape[-3] == a.shape[-3]",
-        "a.ndims <= 3 or b.shape[-4] == a.shape[-4]"]},
-    "tf.gather": {"params": {"batchDims": {"values": (0,)}},
-                  "constraints": ["indices.min >= 0", "indices.max < x.shape[axis]"]},
-    "tf.bitwiseAnd": {"constraints": ["SHAPES(x, y)"]},
-    "tf.movingAverage": {"constraints": ["SHAPES(v, x)"]},
-    "tf.losses.hingeLoss": {"constraints": ["SHAPES(labels, predictions)"]},
-    "tf.losses.cosineDistance": {"params": {"labels": {"rank": (1, 4)}}},
-    "tf.losses.sigmoidCrossEntropy": {"constraints": ["SHAPES(multiClassLabels, logits)"]},
-    "tf.fft": _C64, "tf.ifft": _C64, "tf.irfft": _C64, "tf.real": _C64, "tf.imag": _C64,
-    "tf.linalg.qr": {"params": {"x": _F32}},
-    "tf.linalg.gramSchmidt": {"params": {"xs": {"structures": ("tensor",), "rank": (2, 2),
-                                                "dtypes": ("float32",)}},
-                              "constraints": ["xs.shape[0] <= xs.shape[1]"]},
-    "tf.linalg.bandPart": {"params": {"numLower": {"structures": ("int",)},
-                                      "numUpper": {"structures": ("int",)}},
-                           "constraints": ["numLower <= a.shape[-2]",
-                                           "numUpper <= a.shape[-1]"]},
-    "tf.reshape": {"params": {"shape": {"length": (2, 2)}},
-                   "constraints": ["shape[0] == -1", "x.num_element % shape[1] == 0"]},
-    "tf.broadcastTo": {"constraints": ["len(shape) >= x.ndims"] + [
-        f"x.ndims < {i} or x.shape[-{i}] == shape[len(shape) - {i}] or x.shape[-{i}] == 1"
-        for i in range(1, 5)]},
-    "tf.ensureShape": {"constraints": ["len(shape) == x.ndims"] + [
-        f"x.ndims <= {i} or shape[{i}] == x.shape[{i}]" for i in range(4)]},
-    "tf.slice": {"params": {"begin": {"structures": ("ints",)},
-                            "size": {"structures": ("ints",), "range": (0, 3)}},
-                 "constraints": ["len(begin) == x.ndims", "len(size) == x.ndims"] + _SLICE},
-    "tf.slice1d": {"params": {"size": {"range": (0, 3)}},
-                   "constraints": ["x.shape[0] >= begin + size"]},
-    "tf.split": {"params": {"numOrSizeSplits": {"structures": ("int",)}},
-                 "constraints": ["x.shape[axis] % numOrSizeSplits == 0"]},
-    "tf.squeeze": {"drop": ("axis",)},
-    "tf.transpose": {"drop": ("perm",)},
-    "tf.unsortedSegmentSum": {
-        "params": {"segmentIds": {"rank": (1, 1)}},
-        "constraints": ["segmentIds.shape[0] == x.shape[0]", "segmentIds.min >= 0",
-                        "segmentIds.max < numSegments"]},
-    "tf.bincount": {"constraints": ["x.min >= 0"]},
-    "tf.denseBincount": {"constraints": ["x.min >= 0"]},
-    "tf.stridedSlice": {"drop": ("strides", "beginMask", "endMask", "ellipsisMask",
-                                 "newAxisMask", "shrinkAxisMask"),
-                        "params": {"begin": {"range": (0, 1)}, "end": {"range": (1, 4)}},
-                        "constraints": ["len(begin) == x.ndims", "len(end) == x.ndims"]},
-    "tf.expandDims": {"axis": False, "constraints": ["-x.ndims - 1 <= axis <= x.ndims"]},
-    "tf.stack": {"axis": False, "constraints": ["0 <= axis <= tensors.ndims"]},
-    "tf.conv2dTranspose": {
-        "params": {"x": {"rank": (4, 4)}, "strides": {"structures": ("int",), "range": (1, 2)},
-                   "pad": {"structures": ("str",), "values": ("same",)}},
-        "drop": ("dimRoundingMode",),
-        "constraints": ["len(outputShape) == 4", "x.shape[3] == filter.shape[3]",
-                        "outputShape[0] == x.shape[0]", "outputShape[1] == x.shape[1] * strides",
-                        "outputShape[2] == x.shape[2] * strides",
-                        "outputShape[3] == filter.shape[2]"]},
-    "tf.conv3dTranspose": {
-        "params": {"x": {"rank": (5, 5)}, "strides": {"structures": ("int",), "range": (1, 2)},
-                   "pad": {"structures": ("str",), "values": ("same",)}},
-        "constraints": ["len(outputShape) == 5", "x.shape[4] == filter.shape[4]",
-                        "outputShape[0] == x.shape[0]", "outputShape[1] == x.shape[1] * strides",
-                        "outputShape[2] == x.shape[2] * strides",
-                        "outputShape[3] == x.shape[3] * strides",
-                        "outputShape[4] == filter.shape[3]"]},
-    "tf.basicLSTMCell": {
-        "params": {n: {"rank": (r, r), "dtypes": ("float32",)} for n, r in (
-            ("forgetBias", 0), ("lstmKernel", 2), ("lstmBias", 1), ("data", 2), ("c", 2),
-            ("h", 2))},
-        "constraints": ["h.shape[0] == data.shape[0]", "c.shape[0] == data.shape[0]",
-                        "c.shape[1] == h.shape[1]",
-                        "lstmKernel.shape[0] == data.shape[1] + h.shape[1]",
-                        "lstmKernel.shape[1] == 4 * h.shape[1]",
-                        "lstmBias.shape[0] == lstmKernel.shape[1]"]},
-    "tf.inTopKAsync": {"constraints": [
-        f"predictions.ndims - 1 <= {i} or targets.shape[{i}] == predictions.shape[{i}]"
-        for i in range(3)]},
-    "tf.booleanMaskAsync": {"drop": ("axis",), "params": {"mask": {"dtypes": ("bool",)}},
-                            "constraints": ["mask.ndims <= tensor.ndims"] + [
-                                f"mask.ndims <= {i} or mask.shape[{i}] == tensor.shape[{i}]"
-                                for i in range(4)]},
-    "tf.searchSorted": {"params": {"sortedSequence": {"rank": (1, 2)}},
-                        "constraints": ["values.ndims == sortedSequence.ndims",
-                                        "sortedSequence.ndims == 1 or values.shape[0] == "
-                                        "sortedSequence.shape[0]"]},
-    "tf.sparse.sparseSegmentSum": {"constraints": [
-        "segmentIds.shape[0] == indices.shape[0]", "indices.min >= 0",
-        "indices.max < data.shape[0]", "segmentIds.min >= 0"]},
-    "tf.image.cropAndResize": {"constraints": ["boxInd.min >= 0",
-                                               "boxInd.max < image.shape[0]"]},
-    "tf.image.threshold": {"constraints": ["image.min >= 0"], "params": {"method": {"structures": ("str",), "default": "binary",
-                                                 "values": ("binary", "otsu")}}},
-    "tf.dropout": {"drop": ("noiseShape",)},
-    "tf.conv1d": {"params": {"x": _F32, "filter": _F32}},
-    "tf.separableConv2d": {"params": {n: _F32 for n in ("x", "depthwiseFilter",
-                                                         "pointwiseFilter")},
-                           "constraints": ["depthwiseFilter.shape[2] == x.shape[-1]"]},
-    "tf.norm": {"params": {"x": _F32, "ord": {"structures": ("str",),
-                                              "values": ("euclidean",)}}},
-    "tf.pool": {"params": {"input": _F32}},
-    "tf.euclideanNorm": {"params": {"x": _F32}},
-    "tf.pad1d": {"params": {"paddings": {"range": (0, 2)}}},
-    "tf.sparseToDense": {"constraints": ["defaultValue.dtype == sparseValues.dtype"]},
-    "tf.sparse.sparseFillEmptyRows": {"constraints": ["defaultValue.dtype == values.dtype"]},
-    "tf.gatherND": {"params": {"indices": {"rank": (1, 4)}}},
-    "tf.losses.softmaxCrossEntropy": {"constraints": ["SHAPES(onehotLabels, logits)"],
-                                      "params": {"logits": {"rank": (1, 4)}}},
-    "tf.depthToSpace": {"params": {"dataFormat": {"values": ("NHWC",)}}},
-    "tf.rfft": {"params": {"input": {"rank": (1, 4)}}},
-    "tf.logSoftmax": {"params": {"axis": {"values": (-1,)}, "logits": {"rank": (1, 4)}},
-                      "axis": False},
-    "tf.softmax": {"params": {"dim": {"values": (-1,)}, "logits": {"rank": (1, 4)}}},
-    "tf.raggedRange": {"params": {n: {"rank": (1, 1), "dtypes": ("int32",)}
-                                  for n in ("starts", "limits", "deltas")},
-                       "constraints": ["limits.shape[0] == starts.shape[0]",
-                                       "deltas.shape[0] == starts.shape[0]",
-                                       "deltas.min >= 1"]},
-    "tf.topk": {"params": {"x": {"rank": (1, 4)}}},
-}
-HINTS["tf.sparse.sparseSegmentMean"] = HINTS["tf.sparse.sparseSegmentSum"]
-for _n in ("", "2d", "3d", "4d"):  # per-channel statistics of the last dimension
-    HINTS[f"tf.batchNorm{_n}"] = {
-        "params": {m: {"rank": (1, 1)} for m in ("mean", "variance", "offset", "scale")},
-        "constraints": [f"{m} is None or {m}.shape[0] == x.shape[-1]"
-                        for m in ("mean", "variance", "offset", "scale")]}
-for _api in ("absoluteDifference", "computeWeightedLoss", "cosineDistance", "hingeLoss",
-             "huberLoss", "logLoss", "meanSquaredError", "sigmoidCrossEntropy",
-             "softmaxCrossEntropy"):
-    _h = HINTS.setdefault(f"tf.losses.{_api}", {})
-    _h.setdefault("params", {})["weights"] = {"rank": (0, 0)}
-for _n in range(2, 5):
-    HINTS[f"tf.slice{_n}d"] = {"params": {"begin": {"structures": ("ints",),
-                                                    "length": (_n, _n)},
-                                          "size": {"structures": ("ints",),
-                                                   "length": (_n, _n), "range": (0, 3)}},
-                               "constraints": _SLICE[:_n]}
-for _api in ("nonMaxSuppression", "nonMaxSuppressionAsync", "nonMaxSuppressionWithScore",
-             "nonMaxSuppressionWithScoreAsync", "nonMaxSuppressionPadded",
-             "nonMaxSuppressionPaddedAsync"):
-    HINTS[f"tf.image.{_api}"] = _NMS
+HINTS: dict[str, dict[str, Any]] = _TABLES["apis"]
 # Element-wise binary ops whose kernels broadcast (assertAndGetBroadcastShape in the
 # backends' shared code, not in the op): (first, second) parameter names.
-BROADCAST = {"tf.pow": ("base", "exp"), "tf.prelu": ("x", "alpha"), "tf.where": ("a", "b")}
-NOT_BROADCAST = frozenset({"tf.matMul", "tf.dot", "tf.outerProduct", "tf.setdiff1dAsync"})
+BROADCAST: dict[str, tuple[str, str]] = _TABLES["broadcast"]
+NOT_BROADCAST: frozenset[str] = _TABLES["not_broadcast"]
 
 
 def version_dir(version: str | None = None) -> Path:
