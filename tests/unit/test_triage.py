@@ -281,3 +281,22 @@ def test_no_reduction_once_the_campaign_budget_is_spent(harness: Harness, store:
     assert row.confirmed and row.reduced_blob is None
     assert json.loads((store.root / row.dir / "meta.json").read_text())["reduced"] is False
     assert harness.checked == [2]
+
+
+def test_confirmation_reruns_the_guilty_backend_and_every_eager_one(harness: Harness,
+                                                                   store: Store):
+    from dlfuzz.backends.torch_backend import TorchBackend, TorchCompileBackend
+
+    backends = {"numpy": NumpyBackend(), "torch": TorchBackend(),
+                "torch-compile": TorchCompileBackend()}
+    compiled = {"numpy": False, "torch": False, "torch-compile": True}
+    triage = Triage(store, harness.check, harness.judge, backends, {}, compiled,
+                    TriageSettings())
+
+    def blaming(backend: str) -> Finding:
+        return Finding("differential", "numeric", "cumsum", backend, "call", "m", "s", "c")
+
+    assert triage.needed_backends(blaming("torch-compile")) == ["numpy", "torch",
+                                                                "torch-compile"]
+    # An eager backend's bug needs no compiled worker to confirm it.
+    assert triage.needed_backends(blaming("numpy")) == ["numpy", "torch"]
