@@ -34,7 +34,6 @@ def started_pool(preload: dict[str, tuple[str, ...]] | None = None,
                  extra_path: Sequence[Path] = ()) -> Iterator[Pool]:
     """A started numpy + torch pool; tests/planted (and ``extra_path``) on the workers'
     PYTHONPATH so ``preload`` can plant bugs in their libraries."""
-    pytest.importorskip("torch")
     preload = preload or {}
     path = os.pathsep.join(str(p) for p in (PLANTED, *extra_path))
     with pytest.MonkeyPatch.context() as mp:
