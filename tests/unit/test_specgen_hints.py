@@ -2,7 +2,7 @@
 
 The hint tables used to be Python literals (``torch_hints_api.py``, ``torch_hints_more.py``,
 ``tf_hints.py``, ``tf_hints_extra.py``, ``jax_hints.py``, ``jax_hints_lax.py``, the tables
-of ``tfjs_apis.py``). When they became JSON, each section the extractors read was
+of ``tfjs_apis.py`` and ``counterparts/tfjs.py``). When they became JSON, each section the extractors read was
 fingerprinted from the Python tables — values, dict key order, and list vs tuple vs
 frozenset — and ``DIGESTS`` holds those fingerprints: loading the files must give exactly
 what the extractors saw before.
@@ -96,6 +96,23 @@ def test_consumers_read_the_loaded_tables():
     assert jax_hints.HINTS is jax["apis"] and jax_hints.NAME_KINDS is jax["name_kinds"]
     assert tfjs_apis.HINTS is hintfiles.load("tfjs")["apis"]
     assert torch_hints.excluded("torch.empty_like") and tf_hints.is_random("tensorflow.nn.dropout")
+
+
+def test_tfjs_counterpart_candidates_are_the_former_ones():
+    """``hints/tfjs_counterparts.json`` replaced the tables of ``counterparts/tfjs.py``
+    (their special entries were 5-tuples, now objects): the candidates built from it are
+    the ones built before, fingerprinted by their reprs."""
+    from dlfuzz.specgen.counterparts import tfjs
+
+    got = hashlib.sha256(repr(tfjs.candidates()).encode()).hexdigest()[:16]
+    assert got == "b25bf04449e9abdb"
+
+
+def test_counterpart_call_mistakes_name_the_key(tmp_path):
+    path = _write(tmp_path, "tfjs_counterparts",
+                  lambda r: r["special"]["tf.argMax"].pop("extra"))
+    with pytest.raises(UsageError, match=r"special\['tf.argMax'\] is .*expected the keys"):
+        hintfiles.read("tfjs_counterparts", path)
 
 
 def _write(tmp_path, library: str, edit) -> Any:

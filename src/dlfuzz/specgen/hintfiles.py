@@ -103,7 +103,9 @@ class Section:
 
     ``kind``: ``names`` (a list of strings, returned as a frozenset), ``prefixes`` (a
     list of strings, returned as a tuple), ``reasons`` (name -> why, a string),
-    ``pairs`` (name -> two parameter names, returned as a tuple),
+    ``pairs`` (name -> two parameter names, returned as a tuple), ``targets`` (name ->
+    a function path), ``calls`` (API -> how a counterpart calls its target: ``target``,
+    ``args``, ``rename``, ``extra``, ``requires_default``),
     ``fields`` (name -> parameter fields), ``name_types`` (name -> {"structures", "length"},
     returned as the pair (structures, length or None)) or ``apis`` (API -> entry with
     ``params`` and the keys in ``entry``). ``tuples`` says whether list-valued fields are
@@ -157,6 +159,13 @@ SCHEMAS: dict[str, dict[str, Section]] = {
                         tuple_keys=frozenset({"drop"})),
         "broadcast": Section("pairs"),
         "not_broadcast": Section("names"),
+    },
+    # Same-name counterpart candidates of TF.js ops in TensorFlow (specgen.counterparts.tfjs).
+    "tfjs_counterparts": {
+        "unary": Section("targets"),
+        "binary": Section("targets"),
+        "reduce": Section("targets"),
+        "special": Section("calls"),
     },
     "jax": {
         "skip": Section("reasons"),
@@ -214,6 +223,13 @@ class _Reader:
                 if not isinstance(why, str) or not why:
                     raise self.fail(f"{name}[{key!r}]", why, "a non-empty reason string")
             return dict(table)
+        if spec.kind == "targets":
+            for key, target in table.items():
+                if not isinstance(target, str) or not target:
+                    raise self.fail(f"{name}[{key!r}]", target, "a function path (a string)")
+            return dict(table)
+        if spec.kind == "calls":
+            return {api: self.call(f"{name}[{api!r}]", value) for api, value in table.items()}
         if spec.kind == "pairs":
             for key, pair in table.items():
                 if not _name_pair(pair):
@@ -241,6 +257,22 @@ class _Reader:
             raise self.fail(f"{where}.length", rng, "null or a list of two integers")
         return tuple(value["structures"]), None if rng is None else tuple(rng)
 
+    def call(self, where: str, raw: Any) -> dict[str, Any]:
+        value = self.mapping(where, raw)
+        keys = {"target", "args", "rename", "extra", "requires_default"}
+        if set(value) != keys:
+            raise self.fail(where, sorted(value), "the keys " + ", ".join(sorted(keys)))
+        if not isinstance(value["target"], str) or not value["target"]:
+            raise self.fail(f"{where}.target", value["target"], "a function path (a string)")
+        if not _strs(value["args"]):
+            raise self.fail(f"{where}.args", value["args"], STRS[1])
+        rename = self.mapping(f"{where}.rename", value["rename"])
+        if not all(isinstance(v, str) for v in rename.values()):
+            raise self.fail(f"{where}.rename", rename, "an object of parameter -> tf name")
+        self.mapping(f"{where}.extra", value["extra"])
+        self.mapping(f"{where}.requires_default", value["requires_default"])
+        return value
+
     def api(self, where: str, spec: Section, raw: Any) -> dict[str, Any]:
         assert spec.fields is not None and spec.entry is not None
         entry = self.mapping(where, raw)
@@ -258,7 +290,8 @@ class _Reader:
 
 
 def read(library: str, path: Path | None = None) -> dict[str, Any]:
-    """The checked sections of ``path`` (default: the built-in file of ``library``)."""
+    """The checked sections of ``path`` (default: the built-in file ``<library>.json``;
+    ``library`` names the schema: a library, or ``tfjs_counterparts``)."""
     if library not in SCHEMAS:
         raise UsageError(f"no hint schema for library {library!r}; known: "
                          + ", ".join(sorted(SCHEMAS)))
