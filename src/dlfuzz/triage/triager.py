@@ -13,20 +13,17 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from dlfuzz.backends.base import Backend
 from dlfuzz.cases import ApiCase, Expectation, Finding, Outcome, TriageTools, kind_of
+from dlfuzz.cases.kind import Checker  # runs cases and applies every oracle
 from dlfuzz.oracles.reference import Judge
 from dlfuzz.store.db import BugRow, Store
 from dlfuzz.triage.bugdir import BugFolder, write_bug_folder
 from dlfuzz.triage.reduce import reduce_case
-
-# Runs cases on some backends and applies every oracle: per case (outcomes, findings).
-Checker = Callable[[Sequence[ApiCase], Sequence[str]],
-                   list[tuple[dict[str, Outcome], list[Finding]]]]
 
 
 @dataclass(frozen=True)
