@@ -34,14 +34,22 @@ from typing import Any
 import numpy as np
 
 from dlfuzz.cases import Outcome
-from dlfuzz.engines.api.catalog import Seed, catalog
-from dlfuzz.engines.api.specs import (
-    DEFAULT_SPEC_FILE,
+from dlfuzz.specgen.numpy_catalog import Seed, catalog
+from dlfuzz.engines.api.counterparts.model import DATA_DIR as COUNTERPARTS_DIR
+from dlfuzz.engines.api.libspecs import (
+    DATA_DIR,
     DTYPE_FAMILIES,
     FORMAT,
-    ApiSpec,
+    SPEC_SETS,
+    LibSpec,
+    dump as dump_specs,
     load_file,
 )
+
+NUMPY_SPEC_FILE = DATA_DIR / SPEC_SETS["numpy"]
+NUMPY_COUNTERPARTS_FILE = COUNTERPARTS_DIR / "numpy.json"
+SET_COMMENT = ("numpy-like functions: numpy's own, with the same function in torch, "
+               "jax.numpy and tf.experimental.numpy (or tf.linalg) as counterparts")
 
 LIBRARIES = ("numpy", "torch", "jax", "tf")
 MODULES = {"numpy": "numpy", "torch": "torch", "jax": "jax.numpy",
@@ -448,3 +456,127 @@ def main(argv: list[str] | None = None) -> None:
 
 if __name__ == "__main__":
     main()
+
+
+# ---- format 2: the numpy spec set and its counterparts ------------------------------------
+COUNTERPART_LIBRARIES = ("torch", "jax", "tf")
+_TENSOR_KINDS = ("tensor", "tensors")
+
+
+def _dtype_value(value: Any) -> Any:
+    """A derived constant in the counterparts file's spelling (``{"dtype": name}``)."""
+    if isinstance(value, dict) and set(value) == {"$dtype"}:
+        return {"dtype": value["$dtype"]}
+    return value
+
+
+def to_format2(entry: Mapping[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A derived numpy-like function as a format-2 API of the numpy spec set and the
+    same-name counterparts that compute it in torch, jax and tf.
+
+    ``entry`` is what ``derive`` builds: numpy's canonical parameters with their kinds and
+    one binding per library. numpy's binding is the API's own call (tensors, and the
+    names its ``args`` list, positional; the rest by keyword); a constant keyword it adds
+    (argsort's ``kind="stable"``) becomes a one-value enum parameter, which the other
+    libraries drop unless they take the same keyword.
+    """
+    name = entry["name"]
+    bindings = entry["bindings"]
+    own = bindings["numpy"]
+    raw_params = list(entry["params"])
+    tensors = [p["name"] for p in raw_params if p["kind"] in _TENSOR_KINDS]
+    passing: dict[str, str] = {}
+    for arg in own.get("args", tensors):
+        passing[arg.lstrip("*")] = "variadic" if arg.startswith("*") else "positional"
+    params: list[dict[str, Any]] = []
+    for p in raw_params:
+        kind = p["kind"]
+        q: dict[str, Any] = {"name": p["name"], "type": [kind]}
+        if p.get("optional"):
+            q["optional"] = True
+        if "default" in p:
+            q["default"] = p["default"]
+        q["pass"] = passing.get(p["name"], "keyword")
+        if kind in _TENSOR_KINDS:
+            q["rank"] = p.get("rank", [0, 5])
+            for key in ("role", "domain", "nonempty", "count"):
+                if key in p:
+                    q[key] = p[key]
+            if "values" in p:
+                q["fill"] = p["values"]
+        elif kind == "dtype":
+            if "values" in p:
+                q["dtypes"] = p["values"]
+        elif kind == "enum":
+            q["values"] = p["values"]
+        elif kind in ("axis", "axes", "perm"):
+            for key in ("of", "insert", "distinct", "size"):
+                if key in p:
+                    q[key] = p[key]
+        elif kind in ("int", "float", "ints"):
+            q["range"] = p.get("range", [0, 3])
+            if kind == "ints":
+                q["length"] = p.get("length", [1, 3])
+        elif kind == "shape":
+            q["rank"] = p.get("rank", [0, 3])
+        for key in ("requires", "doc"):
+            if key in p:
+                q[key] = p[key]
+        params.append(q)
+    constants = dict(own.get("extra", {}))
+    for key, value in constants.items():
+        params.append({"name": key, "type": ["enum"], "values": [value], "pass": "keyword",
+                       "doc": "a constant numpy is called with"})
+    api: dict[str, Any] = {"api": own["target"], "group": entry["group"],
+                           "shapes": entry.get("shapes", "any"),
+                           "dtypes": list(entry.get("dtypes", ["all"])), "params": params,
+                           "constraints": []}
+    if entry.get("specials", True) is False:
+        api["specials"] = False
+    for key in ("unsupported", "notes"):
+        if entry.get(key):
+            api[key] = entry[key]
+    counterparts = []
+    for lib in COUNTERPART_LIBRARIES:
+        b = bindings.get(lib)
+        if not b:
+            continue
+        cp: dict[str, Any] = {"api": own["target"], "library": lib, "kind": "same-name",
+                              "target": b["target"], "args": list(b.get("args", tensors))}
+        extra = {k: _dtype_value(v) for k, v in b.get("extra", {}).items()}
+        drop = list(b.get("drop", []))
+        for key, value in constants.items():
+            if extra.get(key) == value:
+                del extra[key]  # the parameter passes it
+            else:
+                drop.append(key)
+        for key, value in (("rename", b.get("rename")), ("extra", extra),
+                           ("convert", b.get("convert")), ("drop", drop)):
+            if value:
+                cp[key] = value
+        counterparts.append(cp)
+    return api, counterparts
+
+
+def write_set(entries: list[Mapping[str, Any]], spec_path: Path = NUMPY_SPEC_FILE,
+              counterparts_path: Path = NUMPY_COUNTERPARTS_FILE) -> None:
+    """Write derived functions as the numpy spec set and its counterparts file, each read
+    back and checked by the runtime's own loaders before it replaces the old one."""
+    from dlfuzz.engines.api.counterparts.model import dump as dump_counterparts
+    from dlfuzz.engines.api.counterparts.model import from_json
+
+    apis, cps = [], []
+    for entry in entries:
+        api, counterparts = to_format2(entry)
+        apis.append(api)
+        cps.extend(counterparts)
+    tmp = spec_path.with_suffix(".tmp.json")
+    tmp.write_text(json.dumps({"format": FORMAT, "library": "numpy", "apis": apis}),
+                   encoding="utf-8")
+    try:
+        specs = load_file(tmp)
+    finally:
+        tmp.unlink()
+    dump_specs("numpy", specs, spec_path)
+    dump_counterparts("numpy", [from_json(c, counterparts_path, 0) for c in cps],
+                      counterparts_path, header={"comment": SET_COMMENT})
