@@ -237,7 +237,7 @@ class LibApiEngine(Engine):
         return [cps[int(self.rng.integers(len(cps)))] for _, cps in sorted(by_lib.items())]
 
     def _learn(self, spec: LibSpec, draw: Any, outcome: Outcome) -> None:
-        from dlfuzz.engines.api.extraction.feedback import constraints_from_error
+        from dlfuzz.engines.api.errorfeedback.engine import constraints_from_error
 
         learned = self.learned.setdefault(spec.api, [])
         if len(learned) >= MAX_LEARNED:
