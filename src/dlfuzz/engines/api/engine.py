@@ -54,9 +54,10 @@ from dlfuzz.engines.api.libspecs import (
     load_set,
 )
 from dlfuzz.engines.api.rulegen import RuleGenerator, Signature, subnormals_for
+from dlfuzz.engines.api.settings import GENERATORS, ApiEngineSettings
+from dlfuzz.engines.base import Engine, EngineSettings
 from dlfuzz.errors import UsageError
 
-GENERATORS = ("random", "typed", "adjust", "z3")
 GROUP_SIZE = (4, 8)
 # Signature reuse (rule APIs). A new (shapes, dtypes, static arguments) costs a
 # compilation in jax (even op by op), jax.jit, torch.compile and XLA: 50 ms to seconds; in
@@ -104,12 +105,12 @@ class ApiStats:
         return max(MIN_WEIGHT * MIN_WEIGHT, base / (1 << min(self.costly, 16)))
 
 
-class ApiEngine:
+class ApiEngine(Engine):
     """Proposes ``ApiCase`` objects for the APIs of the chosen libraries."""
 
     name = "api"
     case_kind = "api"
-    settings_keys = ("generator", "violate_share", "spec_files", "specials")
+    settings_class = ApiEngineSettings
 
     def __init__(self, seed: int = 0, libraries: Sequence[str] = ("torch", "jax"),
                  apis: Iterable[str] | None = None, generator: str = "adjust",
@@ -361,7 +362,7 @@ class ApiEngine:
         return [cps[int(self.rng.integers(len(cps)))] for _, cps in sorted(by_lib.items())]
 
     def _learn(self, spec: LibSpec, draw: Any, outcome: Outcome) -> None:
-        from dlfuzz.engines.api.extraction.feedback import constraints_from_error
+        from dlfuzz.engines.api.errorfeedback.engine import constraints_from_error
 
         learned = self.learned.setdefault(spec.api, [])
         if len(learned) >= MAX_LEARNED:
@@ -516,7 +517,7 @@ class NumpyApiEngine(ApiEngine):
     with their torch, jax and tf counterparts), in larger signature groups."""
 
     name = "numpy-api"
-    settings_keys = ()
+    settings_class = EngineSettings  # no options: the set's APIs are drawn by their rules
 
     def __init__(self, seed: int = 0, libraries: Sequence[str] = ("numpy", "torch", "jax", "tf"),
                  apis: Iterable[str] | None = None, group_size: tuple[int, int] = (8, 16),
