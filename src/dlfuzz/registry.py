@@ -32,8 +32,8 @@ BACKENDS: dict[str, str] = {
 }
 
 ENGINES: dict[str, str] = {
-    "api": "dlfuzz.engines.api.lib_engine:LibApiEngine",
-    "numpy-api": "dlfuzz.engines.api.engine:ApiEngine",
+    "api": "dlfuzz.engines.api.engine:ApiEngine",
+    "numpy-api": "dlfuzz.engines.api.engine:NumpyApiEngine",  # the api engine, numpy spec set
     "model": "dlfuzz.engines.model.engine:ModelEngine",
     "program": "dlfuzz.engines.program.engine:ProgramEngine",
 }

@@ -26,7 +26,7 @@ def test_found_confirmed_blamed_and_deduplicated(campaign):
     proc = dlfuzz_cli("findings", str(campaign), "--json", timeout=120)
     assert proc.returncode == 0, proc.stderr
     bugs = json.loads(proc.stdout)
-    cumsum = [b for b in bugs if b["api"] == "cumsum" and b["guilty_backend"] == "torch"]
+    cumsum = [b for b in bugs if b["api"] == "numpy.cumsum" and b["guilty_backend"] == "torch"]
     assert len(cumsum) == 1, bugs  # one bug, however many cases hit it
     bug = cumsum[0]
     assert bug["confirmed"] and bug["symptom"] == "numeric" and bug["reduced"]
@@ -34,7 +34,7 @@ def test_found_confirmed_blamed_and_deduplicated(campaign):
     for key in ("id", "symptom", "guilty_backend", "api", "confirmed", "repro"):
         assert key in bug
     # Nothing else is blamed on numpy or jax: their implementations are untouched.
-    assert not [b for b in bugs if b["api"] == "cumsum" and b["guilty_backend"] != "torch"]
+    assert not [b for b in bugs if b["api"] == "numpy.cumsum" and b["guilty_backend"] != "torch"]
     meta = json.loads((Path(bug["dir"]) / "meta.json").read_text())
     assert meta["details"]["method"] == "float64"
     case = json.loads((Path(bug["dir"]) / "case.json").read_text())
@@ -46,7 +46,7 @@ def test_found_confirmed_blamed_and_deduplicated(campaign):
 def test_repro_fails_with_patch_and_passes_without(campaign):
     bug = next(b for b in json.loads(dlfuzz_cli("findings", str(campaign), "--json",
                                               timeout=120).stdout)
-               if b["api"] == "cumsum" and b["guilty_backend"] == "torch")
+               if b["api"] == "numpy.cumsum" and b["guilty_backend"] == "torch")
     script = bug["repro"]["torch"]
     clean = subprocess.run([sys.executable, script], capture_output=True, text=True,
                            timeout=300)

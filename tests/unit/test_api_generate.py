@@ -1,4 +1,5 @@
-"""Generation: deterministic, valid by construction, varied, grouped by signature, fast."""
+"""Rule APIs (the numpy spec set): deterministic, valid by construction, varied, grouped by
+signature, fast."""
 
 from __future__ import annotations
 
@@ -10,13 +11,30 @@ import pytest
 
 from dlfuzz.backends.numpy_backend import NumpyBackend
 from dlfuzz.cases import ApiCase, Outcome, Ref
-from dlfuzz.engines.api.engine import ApiEngine
-from dlfuzz.engines.api.generate import Generator, rebuild
-from dlfuzz.engines.api.specs import load_specs
+from dlfuzz.engines.api.counterparts import load_counterparts
+from dlfuzz.engines.api.engine import NumpyApiEngine as ApiEngine
+from dlfuzz.engines.api.libspecs import load_set
+from dlfuzz.engines.api.rulegen import RuleGenerator, rebuild
 from dlfuzz.engines.api.values import Profile
 from dlfuzz.errors import UsageError
 
-SPECS = load_specs()
+SPECS = {api.split(".", 1)[1]: spec for api, spec in load_set("numpy").items()}
+COUNTERPARTS = load_counterparts("numpy")
+
+
+class Generator(RuleGenerator):
+    """The rule generator calling numpy and one counterpart per other library."""
+
+    def __init__(self, seed: int) -> None:
+        super().__init__(seed)
+
+    def group(self, spec, size, **kw):  # type: ignore[no-untyped-def,override]
+        return super().group(spec, size, COUNTERPARTS.get(spec.api, ()), **kw)
+
+
+def _rebuild(name, tensors, params=()):  # type: ignore[no-untyped-def]
+    spec = SPECS[name]
+    return rebuild(spec, tensors, params, COUNTERPARTS.get(spec.api, ()))
 
 
 def _signature(case: ApiCase) -> tuple:
@@ -193,7 +211,7 @@ def test_dtypes_come_from_the_spec() -> None:
     engine = ApiEngine(seed=5)
     seen: set[str] = set()
     for case in engine.propose(2000):
-        spec = SPECS[case.api]
+        spec = SPECS[case.api.split(".", 1)[1]]
         for t, p in zip(case.tensors, _tensor_params(spec, len(case.tensors)), strict=True):
             if p.role == "main":
                 assert t.dtype in spec.dtypes, (case.api, t.dtype)
@@ -222,9 +240,12 @@ def test_ranks_and_dims_are_small_and_biased() -> None:
 
 # ---- rebuild --------------------------------------------------------------------------------
 def test_rebuild_reproduces_the_case() -> None:
-    for case in ApiEngine(seed=13).propose(300):
-        again = rebuild(case.api, case.tensors, case.params)
+    engine = ApiEngine(seed=13)
+    for case in engine.propose(300):
+        again = engine.rebuild(case.api, case.tensors, case.params, like=case)
         assert again.calls == case.calls and again.id == case.id
+        fresh = engine.rebuild(case.api, case.tensors, case.params)
+        assert fresh.calls == case.calls  # one counterpart per library: the same
 
 
 def test_rebuild_drops_a_parameter_everywhere() -> None:
@@ -234,7 +255,7 @@ def test_rebuild_drops_a_parameter_everywhere() -> None:
         if dict(case.params).get("axis") is not None:
             break
     params = {k: v for k, v in case.params if k != "axis"}
-    smaller = rebuild("var", case.tensors, params)
+    smaller = _rebuild("var", case.tensors, params)
     for lib, call in smaller.calls:
         kwargs = dict(call.kwargs)
         assert "axis" not in kwargs
@@ -247,7 +268,7 @@ def test_rebuild_drops_a_parameter_everywhere() -> None:
 def test_rebuild_with_fewer_list_tensors() -> None:
     gen = Generator(seed=4)
     case = gen.group(SPECS["stack"], 1)[0]
-    one = rebuild("stack", case.tensors[:1], case.params)
+    one = _rebuild("stack", case.tensors[:1], case.params)
     torch_call = one.call_for("torch")
     assert torch_call.args[0] == (Ref(0),)
 
@@ -255,7 +276,7 @@ def test_rebuild_with_fewer_list_tensors() -> None:
 def test_rebuild_rejects_unknown_parameters() -> None:
     case = Generator(seed=1).group(SPECS["sum"], 1)[0]
     with pytest.raises(UsageError, match="no non-tensor parameter 'axes'"):
-        rebuild("sum", case.tensors, {"axes": (0,)})
+        _rebuild("sum", case.tensors, {"axes": (0,)})
 
 
 # ---- engine -------------------------------------------------------------------------------------
@@ -264,17 +285,18 @@ def test_apis_that_never_run_are_sampled_less() -> None:
     failed = Outcome(backend="numpy", status="exception")
     for _ in range(40):
         for case in engine.propose(8):
-            engine.feedback(case, {"numpy": failed} if case.api == "sin" else
+            engine.feedback(case, {"numpy": failed} if case.api == "numpy.sin" else
                             {"numpy": Outcome(backend="numpy", status="ok")}, [])
     later = [c.api for c in engine.propose(800)]
-    assert later.count("sin") < 0.25 * len(later)
-    assert later.count("sin") > 0  # sampled less, never dropped
+    assert later.count("numpy.sin") < 0.25 * len(later)
+    assert later.count("numpy.sin") > 0  # sampled less, never dropped
 
 
 def test_engine_selects_apis_and_libraries() -> None:
     engine = ApiEngine(seed=0, apis=["group:linalg", "sum"], libraries=("numpy", "torch"))
     cases = engine.propose(100)
-    assert {c.api for c in cases} <= {n for n, s in SPECS.items() if s.group == "linalg"} | {"sum"}
+    assert {c.api for c in cases} <= {s.api for s in SPECS.values()
+                                      if s.group == "linalg"} | {"numpy.sum"}
     assert all(c.libraries == ("numpy", "torch") for c in cases)
     with pytest.raises(UsageError, match="did you mean cumsum"):
         ApiEngine(apis=["cumsun"])
@@ -306,7 +328,7 @@ def test_reseed_restarts_the_streams_per_batch() -> None:
 def test_unsupported_backends_come_from_the_spec() -> None:
     engine = ApiEngine(seed=0, apis=["linalg.det", "sum"])
     for case in engine.propose(30):
-        expected = {"tf-xla"} if case.api == "linalg.det" else set()
+        expected = {"tf-xla"} if case.api == "numpy.linalg.det" else set()
         assert engine.unsupported_backends(case) == expected
 
 
@@ -333,9 +355,9 @@ def test_apis_that_hang_are_sampled_much_less() -> None:
     engine = ApiEngine(seed=3, apis=["gcd", "add"])
     hung = Outcome(backend="jax", status="timeout")
     fine = Outcome(backend="numpy", status="ok")
-    while engine.stats["gcd"].tried < 3:
+    while engine.stats["numpy.gcd"].tried < 3:
         for case in engine.propose(8):
-            engine.feedback(case, {"numpy": fine, "jax": hung if case.api == "gcd" else fine},
-                            [])
+            engine.feedback(case, {"numpy": fine,
+                                   "jax": hung if case.api == "numpy.gcd" else fine}, [])
     later = [c.api for c in engine.propose(400)]
-    assert 0 < later.count("gcd") < 0.1 * len(later)
+    assert 0 < later.count("numpy.gcd") < 0.1 * len(later)

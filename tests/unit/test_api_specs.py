@@ -1,4 +1,4 @@
-"""Spec loading: the built-in file is sound, bad user files fail with useful messages."""
+"""The numpy spec set (format 2 with shape rules) is sound; bad rule keys fail usefully."""
 
 from __future__ import annotations
 
@@ -10,12 +10,15 @@ from pathlib import Path
 import pytest
 
 from dlfuzz.cases import DTYPES, DType
-from dlfuzz.engines.api.specs import (
-    DEFAULT_SPEC_FILE,
-    PARAM_KINDS,
-    SHAPE_RULES,
-    load_specs,
+from dlfuzz.engines.api.counterparts import load_counterparts
+from dlfuzz.engines.api.libspecs import (
+    DATA_DIR,
+    SPEC_SETS,
+    STRUCTURES,
+    load_file,
+    load_set,
 )
+from dlfuzz.engines.api.shapes import SHAPE_RULES
 from dlfuzz.errors import UsageError
 
 LIBRARIES = {"numpy", "torch", "jax", "tf"}
@@ -23,13 +26,13 @@ LIBRARIES = {"numpy", "torch", "jax", "tf"}
 
 def _good_spec(**over: object) -> dict:
     spec = {
-        "name": "cumsum",
+        "api": "numpy.cumsum",
         "group": "cumulative",
+        "shapes": "any",
         "dtypes": ["float"],
-        "params": [{"name": "a", "kind": "tensor"},
-                   {"name": "axis", "kind": "axis", "of": "a"}],
-        "bindings": {"numpy": {"target": "numpy.cumsum"},
-                     "torch": {"target": "torch.cumsum", "rename": {"axis": "dim"}}},
+        "params": [{"name": "a", "type": ["tensor"], "pass": "positional"},
+                   {"name": "axis", "type": ["axis"], "of": "a"}],
+        "constraints": [],
     }
     spec.update(over)
     return spec
@@ -37,128 +40,100 @@ def _good_spec(**over: object) -> dict:
 
 def _write(tmp_path: Path, specs: list, name: str = "user.json") -> Path:
     path = tmp_path / name
-    path.write_text(json.dumps({"format": 1, "specs": specs}))
+    path.write_text(json.dumps({"format": 2, "library": "numpy", "apis": specs}))
     return path
 
 
-# ---- the built-in specs ----------------------------------------------------------------------
-def test_builtin_specs_load_and_cover_150_functions() -> None:
-    specs = load_specs()
+# ---- the built-in spec set -----------------------------------------------------------------
+def test_builtin_set_loads_and_covers_150_functions() -> None:
+    specs = load_set("numpy")
     assert len(specs) >= 150
     groups = {s.group for s in specs.values()}
     assert {"math_unary", "math_binary", "reduction", "comparison", "shape", "indexing",
             "cumulative", "linalg", "sorting", "creation"} <= groups
 
 
-def test_builtin_specs_bind_all_four_libraries() -> None:
-    for spec in load_specs().values():
-        assert set(spec.libraries) == LIBRARIES, spec.name
-        for lib, binding in spec.bindings:
-            assert binding.target.count(".") >= 1, (spec.name, lib)
+def test_builtin_set_binds_all_four_libraries() -> None:
+    cps = load_counterparts("numpy")
+    for api, spec in load_set("numpy").items():
+        assert spec.library == "numpy" and api.startswith("numpy.")
+        bound = {spec.library} | {cp.library for cp in cps.get(api, ())}
+        assert bound == LIBRARIES, api
+        for cp in cps[api]:
+            assert cp.kind == "same-name" and cp.target.count(".") >= 1, (api, cp)
 
 
-def test_builtin_specs_are_self_consistent() -> None:
-    for spec in load_specs().values():
-        assert spec.dtypes and set(spec.dtypes) <= set(DTYPES), spec.name
+def test_builtin_set_is_self_consistent() -> None:
+    for spec in load_set("numpy").values():
+        assert spec.dtypes and set(spec.dtypes) <= set(DTYPES), spec.api
         assert spec.shapes in SHAPE_RULES
         for p in spec.params:
-            assert p.kind in PARAM_KINDS
+            assert p.kind in STRUCTURES
         for needed in SHAPE_RULES[spec.shapes]:
-            assert spec.param(needed) is not None, (spec.name, needed)
+            assert spec.param(needed) is not None, (spec.api, needed)
 
 
 def test_torch_std_matches_numpy_ddof() -> None:
     """numpy's std divides by N; torch's by N - 1 unless told otherwise."""
-    torch_std = load_specs()["std"].binding("torch")
-    assert torch_std is not None and ("correction", 0) in torch_std.extra
+    torch_std = [cp for cp in load_counterparts("numpy")["numpy.std"] if cp.library == "torch"]
+    assert torch_std and ("correction", 0) in torch_std[0].extra
 
 
-def test_dtype_extra_becomes_dtype_object(tmp_path: Path) -> None:
-    spec = _good_spec(bindings={"tf": {"target": "tensorflow.searchsorted",
-                                       "extra": {"out_type": {"$dtype": "int64"}}}})
-    loaded = load_specs(_write(tmp_path, [spec]))["cumsum"]
-    assert loaded.binding("tf").extra == (("out_type", DType("int64")),)
+def test_dtype_extra_becomes_dtype_object() -> None:
+    extras = [v for cps in load_counterparts("numpy").values() for cp in cps
+              for _, v in cp.extra if isinstance(v, DType)]
+    assert all(v.name in DTYPES for v in extras)
 
 
-def test_loading_a_directory_merges_files(tmp_path: Path) -> None:
-    _write(tmp_path, [_good_spec()], "a.json")
-    _write(tmp_path, [_good_spec(name="cumprod")], "b.json")
-    assert set(load_specs(tmp_path)) == {"cumsum", "cumprod"}
+def test_set_is_packaged() -> None:
+    path = DATA_DIR / SPEC_SETS["numpy"]
+    assert path.is_file() and path.parent.name == "data"
+    with pytest.raises(UsageError, match="no built-in spec set 'numpi'"):
+        load_set("numpi")
 
 
-def test_default_path_is_packaged() -> None:
-    assert DEFAULT_SPEC_FILE.is_file()
-    assert DEFAULT_SPEC_FILE.parent.name == "data"
-
-
-# ---- errors name the file, the spec, the key, the value and the fix --------------------------
+# ---- errors name the file, the API, the key, the value and the fix ---------------------------
 @pytest.mark.parametrize(("change", "key", "value", "fix"), [
-    ({"params": [{"name": "a", "kind": "tensr"}]}, "params[0].kind", "tensr", "use one of"),
-    ({"dtypes": ["float65"]}, "dtypes", "float65", "use a dtype of"),
+    ({"params": [{"name": "a", "type": ["tensr"]}]}, "params.a.type", "tensr", "structures"),
+    ({"dtypes": ["float65"]}, "dtypes", "float65", "non-empty 'dtypes'"),
     ({"shapes": "brodcast"}, "shapes", "brodcast", "use one of"),
-    ({"colour": "red"}, "colour", "red", "allowed keys"),
-    ({"bindings": {"torch": {"target": "cumsum"}}}, "bindings.torch.target", "cumsum",
-     "dotted path"),
-    ({"bindings": {"torch": {"target": "torch.cumsum", "rename": {"axs": "dim"}}}},
-     "bindings.torch.rename", "axs", "name a parameter"),
-    ({"params": [{"name": "a", "kind": "tensor"},
-                 {"name": "axis", "kind": "axis", "of": "b"}]}, "params.axis.of", "b",
+    ({"colour": "red"}, "colour", "red", "allowed"),
+    ({"params": [{"name": "a", "type": ["tensor"]},
+                 {"name": "axis", "type": ["axis"], "of": "b"}]}, "params.axis.of", "b",
      "name a"),
-    ({"params": [{"name": "a", "kind": "tensor", "rank": [3, 1]}]}, "params[0].rank",
+    ({"params": [{"name": "a", "type": ["tensor"]}, {"name": "axis", "type": ["axis"]}]},
+     "params.axis.of", "None", "needs 'of'"),
+    ({"params": [{"name": "a", "type": ["tensor"], "rank": [3, 1]}]}, "params.a.rank",
      "[3, 1]", "low <= high"),
-    ({"params": [{"name": "a", "kind": "tensor"}], "shapes": "concat"}, "shapes", "concat",
+    ({"params": [{"name": "a", "type": ["tensor"]}], "shapes": "concat"}, "shapes", "concat",
      "sets parameter 'axis'"),
-    ({"params": [{"name": "a", "kind": "tensor"},
-                 {"name": "k", "kind": "int", "range": [0, 3], "optional": "yes"}]},
-     "params[1].optional", "yes", "true or false"),
+    ({"params": [{"name": "a", "type": ["tensor"], "fill": "odd"}]}, "params.a.fill", "odd",
+     "use one of"),
+    ({"shapes": "", "dtypes": ["float"]}, "params.axis.type", "['axis']",
+     "only an API with a shape rule"),
 ])
 def test_bad_spec_errors_are_specific(tmp_path: Path, change: dict, key: str, value: str,
                                       fix: str) -> None:
-    path = _write(tmp_path, [_good_spec(**change)])
+    spec = _good_spec(**change)
+    if not spec["shapes"]:
+        del spec["shapes"], spec["dtypes"]
+    path = _write(tmp_path, [spec])
     with pytest.raises(UsageError) as err:
-        load_specs(path)
+        load_file(path)
     message = str(err.value)
     assert str(path) in message
-    assert "'cumsum'" in message
+    assert "'numpy.cumsum'" in message
     assert repr(key) in message
     assert value in message
     assert fix in message
-
-
-def test_invalid_json_names_line_and_column(tmp_path: Path) -> None:
-    path = tmp_path / "broken.json"
-    path.write_text('{"format": 1,\n "specs": [\n  {"name": "x",}\n ]}')
-    with pytest.raises(UsageError, match=r"broken\.json:3:\d+: not valid JSON"):
-        load_specs(path)
-
-
-def test_missing_file_and_empty_directory(tmp_path: Path) -> None:
-    with pytest.raises(UsageError, match="cannot read the spec file"):
-        load_specs(tmp_path / "nope.json")
-    with pytest.raises(UsageError, match="no \\*.json spec files"):
-        load_specs(tmp_path)
-
-
-def test_duplicate_names_across_files(tmp_path: Path) -> None:
-    _write(tmp_path, [_good_spec()], "a.json")
-    _write(tmp_path, [_good_spec()], "b.json")
-    with pytest.raises(UsageError, match="already defined in .*a.json"):
-        load_specs(tmp_path)
-
-
-def test_wrong_top_level_shape(tmp_path: Path) -> None:
-    path = tmp_path / "list.json"
-    path.write_text("[]")
-    with pytest.raises(UsageError, match="'specs' list"):
-        load_specs(path)
 
 
 # ---- the host stays light ---------------------------------------------------------------------
 def test_engine_imports_no_deep_learning_library() -> None:
     code = (
         "import sys\n"
-        "from dlfuzz.engines.api.engine import ApiEngine\n"
-        "ApiEngine(seed=1).propose(200)\n"
+        "from dlfuzz.engines.api.engine import NumpyApiEngine\n"
+        "NumpyApiEngine(seed=1).propose(200)\n"
         "bad = [m for m in ('torch', 'jax', 'tensorflow') if m in sys.modules]\n"
         "assert not bad, bad\n"
     )
@@ -166,7 +141,7 @@ def test_engine_imports_no_deep_learning_library() -> None:
 
 
 def test_unsupported_backends_are_validated(tmp_path: Path) -> None:
-    ok = load_specs(_write(tmp_path, [_good_spec(unsupported={"tf-xla": "no kernel"})]))
-    assert not ok["cumsum"].supports("tf-xla") and ok["cumsum"].supports("tf")
+    ok = load_file(_write(tmp_path, [_good_spec(unsupported={"tf-xla": "no kernel"})]))
+    assert ok[0].unsupported == (("tf-xla", "no kernel"),)
     with pytest.raises(UsageError, match="'unsupported' has bad value"):
-        load_specs(_write(tmp_path, [_good_spec(unsupported=["tf-xla"])], "bad.json"))
+        load_file(_write(tmp_path, [_good_spec(unsupported=["tf-xla"])], "bad.json"))

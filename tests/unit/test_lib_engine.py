@@ -1,4 +1,4 @@
-"""LibApiEngine without workers: groups, violate share, counterparts, learning, rebuild."""
+"""ApiEngine without workers: groups, violate share, counterparts, learning, rebuild."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from dlfuzz.cases import Call, Outcome
 from dlfuzz.engines.api.constraints import Env, holds
-from dlfuzz.engines.api.lib_engine import LibApiEngine
+from dlfuzz.engines.api.engine import ApiEngine
 from dlfuzz.engines.api.libgen import values_of
 from dlfuzz.engines.api.libspecs import load_file
 from dlfuzz.errors import UsageError
@@ -58,11 +58,11 @@ def specs(tmp_path: Path) -> dict:
     return {s.api: s for s in load_file(path)}
 
 
-def engine(specs: dict, **kw: object) -> LibApiEngine:
+def engine(specs: dict, **kw: object) -> ApiEngine:
     cps = {"torch.nn.functional.conv2d": [FakeCp("jax", "jax.lax.conv"),
                                           FakeCp("numpy", "numpy.convolve")]}
     kw.setdefault("violate_share", 0.0)
-    return LibApiEngine(seed=3, libraries=("torch", "jax"), specs=specs, counterparts=cps, **kw)
+    return ApiEngine(seed=3, libraries=("torch", "jax"), specs=specs, counterparts=cps, **kw)
 
 
 def test_groups_are_valid_and_carry_one_counterpart_per_campaign_library(specs) -> None:
@@ -138,4 +138,4 @@ def test_bad_settings_are_usage_errors(specs) -> None:
     with pytest.raises(UsageError, match="unknown API 'conv3d'"):
         engine(specs, apis=["conv3d"])
     with pytest.raises(UsageError, match="no API spec"):
-        LibApiEngine(libraries=("mxnet",), specs=specs, counterparts={})
+        ApiEngine(libraries=("mxnet",), specs=specs, counterparts={})

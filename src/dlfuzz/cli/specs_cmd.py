@@ -27,7 +27,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from dlfuzz.engines.api import libspecs
-from dlfuzz.engines.api.specs import DATA_DIR
+from dlfuzz.engines.api.libspecs import DATA_DIR
 from dlfuzz.errors import UsageError
 
 EXTRACTION_MAIN = "dlfuzz.specgen.__main__"
@@ -71,7 +71,10 @@ def _console() -> Console:
 
 # ---- locating and loading ---------------------------------------------------------------
 def resolve(target: str) -> Path:
-    """A library name (its built-in file) or a path to a spec file."""
+    """A library name (its built-in file), a spec set name (``numpy``) or a path to a spec
+    file."""
+    if target in libspecs.SPEC_SETS:
+        return DATA_DIR / libspecs.SPEC_SETS[target]
     if target in libspecs.LIBRARY_FILES:
         path = DATA_DIR / libspecs.LIBRARY_FILES[target]
         if not path.is_file():
@@ -89,29 +92,12 @@ def resolve(target: str) -> Path:
                      + ", ".join(libspecs.LIBRARY_FILES) + "; or give a spec file path")
 
 
-def file_format(path: Path) -> int:
-    """1 for the old library-neutral numpy-like specs, else 2 (whose loader then reports
-    whatever is wrong, JSON syntax included)."""
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return 2
-    if isinstance(raw, dict) and (raw.get("format") == 1 or (
-            "specs" in raw and "apis" not in raw and "format" not in raw)):
-        return 1
-    return 2
-
-
-def load(path: Path) -> tuple[int, list[Any]]:
-    if file_format(path) == 1:
-        from dlfuzz.engines.api import specs as old_specs
-
-        return 1, old_specs.load_file(path)
-    return 2, libspecs.load_file(path)
+def load(path: Path) -> list[libspecs.LibSpec]:
+    return libspecs.load_file(path)
 
 
 def _find(specs: list[Any], query: str, path: Path) -> Any:
-    names = {getattr(s, "api", None) or s.name: s for s in specs}
+    names = {s.api: s for s in specs}
     if query in names:
         return names[query]
     tail = [n for n in names if n.rsplit(".", 1)[-1] == query or n.endswith("." + query)]
@@ -157,24 +143,17 @@ def _limits(p: libspecs.LibParam) -> str:
     return "; ".join(bits)
 
 
-def _show_list(console: Console, path: Path, fmt: int, specs: list[Any]) -> None:
+def _show_list(console: Console, path: Path, specs: list[Any]) -> None:
     table = Table(title=f"{len(specs)} APIs in {path}")
-    if fmt == 1:
-        for col in ("name", "group", "shapes", "params", "libraries"):
-            table.add_column(col, overflow="fold")
-        for s in specs:
-            table.add_row(s.name, s.group, s.shapes,
-                          " ".join(f"{p.name}:{p.kind}" for p in s.params),
-                          ",".join(s.libraries))
-    else:
-        for col in ("api", "group", "params", "constraints", "flags"):
-            table.add_column(col, overflow="fold")
-        for s in specs:
-            flags = [f"skip: {s.skip}"] if s.skip else []
-            flags += ["random"] if s.random else []
-            table.add_row(s.api, s.group, " ".join(f"{p.name}:{_type_text(p)}"
-                                                   for p in s.params),
-                          str(len(s.constraints)), " ".join(flags))
+    for col in ("api", "group", "params", "constraints", "flags"):
+        table.add_column(col, overflow="fold")
+    for s in specs:
+        flags = [f"skip: {s.skip}"] if s.skip else []
+        flags += ["random"] if s.random else []
+        flags += [f"shapes: {s.shapes}"] if s.shapes else []
+        table.add_row(s.api, s.group, " ".join(f"{p.name}:{_type_text(p)}"
+                                               for p in s.params),
+                      str(len(s.constraints)), " ".join(flags))
     console.print(table)
 
 
@@ -206,48 +185,27 @@ def _show_one(console: Console, spec: libspecs.LibSpec) -> None:
         console.print(f"  [{c.source:<10}] {c.text}", markup=False, soft_wrap=True)
 
 
-def _show_one_old(console: Console, spec: Any) -> None:
-    console.print(f"[bold]{escape(spec.name)}[/bold]  (group {escape(spec.group)}, shapes "
-                  f"{escape(spec.shapes)}, {escape(spec.source)})")
-    table = Table(title="parameters")
-    for col in ("name", "kind", "optional", "default", "rank"):
-        table.add_column(col)
-    for p in spec.params:
-        table.add_row(p.name, p.kind, str(p.optional), repr(p.default) if p.optional else "",
-                      f"{p.rank[0]}..{p.rank[1]}" if p.is_tensor else "")
-    console.print(table)
-    for lib, b in spec.bindings:
-        console.print(f"  {lib}: {b.target}", markup=False)
-
-
 def run_show(args: argparse.Namespace) -> int:
     path = resolve(args.target)
-    fmt, specs = load(path)
+    specs = load(path)
     console = _console()
     if args.api is None:
         if args.json:
             raise UsageError("specs show --json needs an API; e.g. dlfuzz specs show "
                              f"{args.target} <api> --json")
-        _show_list(console, path, fmt, specs)
+        _show_list(console, path, specs)
         return 0
     spec = _find(specs, args.api, path)
     if args.json:
-        if fmt == 1:
-            raise UsageError(f"{path}: --json shows format-2 specs only")
         print(json.dumps(libspecs.to_json(spec), indent=1))
-    elif fmt == 1:
-        _show_one_old(console, spec)
     else:
         _show_one(console, spec)
     return 0
 
 
 # ---- validate / stats -------------------------------------------------------------------
-def summary(fmt: int, specs: list[Any]) -> dict[str, Any]:
+def summary(specs: list[Any]) -> dict[str, Any]:
     """Counts a validation or stats line reports."""
-    if fmt == 1:
-        return {"format": 1, "apis": len(specs), "skipped": 0, "random": 0,
-                "constraints": 0, "sources": {}}
     sources = Counter(c.source for s in specs for c in s.constraints)
     return {"format": 2, "apis": len(specs), "skipped": sum(1 for s in specs if s.skip),
             "random": sum(1 for s in specs if s.random),
@@ -260,16 +218,15 @@ def run_validate(args: argparse.Namespace) -> int:
     failed = 0
     for path in paths:
         try:
-            fmt, specs = load(path)
+            specs = load(path)
         except UsageError as exc:
             failed += 1
             print(f"dlfuzz: error: {exc}", file=sys.stderr)
             continue
-        s = summary(fmt, specs)
+        s = summary(specs)
         by_source = ", ".join(f"{k} {v}" for k, v in s["sources"].items()) or "none"
-        extra = "" if fmt == 1 else (f", {s['skipped']} skipped, {s['random']} random, "
-                                     f"{s['constraints']} constraints ({by_source})")
-        print(f"ok {path}: format {fmt}, {s['apis']} APIs{extra}")
+        print(f"ok {path}: format 2, {s['apis']} APIs, {s['skipped']} skipped, "
+              f"{s['random']} random, {s['constraints']} constraints ({by_source})")
     return 1 if failed else 0
 
 
@@ -281,12 +238,9 @@ def run_stats(args: argparse.Namespace) -> int:
                  if (DATA_DIR / f).is_file()]
     rows, modules = [], []
     for path in paths:
-        fmt, specs = load(path)
-        if fmt == 1:
-            raise UsageError(f"{path}: a format-1 (numpy-like) file; stats counts "
-                             "per-library format-2 files")
+        specs = load(path)
         library = specs[0].library if specs else path.stem
-        rows.append({"library": library, "file": str(path), **summary(2, specs)})
+        rows.append({"library": library, "file": str(path), **summary(specs)})
         per: dict[str, list[libspecs.LibSpec]] = {}
         for s in specs:
             per.setdefault(s.api.rsplit(".", 1)[0], []).append(s)

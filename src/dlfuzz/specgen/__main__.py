@@ -16,8 +16,7 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-from dlfuzz.engines.api.libspecs import LIBRARY_FILES, LibSpec, dump, load_file
-from dlfuzz.engines.api.specs import DATA_DIR
+from dlfuzz.engines.api.libspecs import DATA_DIR, LIBRARY_FILES, LibSpec, dump, load_file
 from dlfuzz.errors import DlfuzzError, UsageError
 
 DISTRIBUTIONS = {"torch": ("torch",), "tf": ("tensorflow",), "jax": ("jax", "jaxlib"),

@@ -22,8 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from dlfuzz.engines.api.libspecs import LIBRARY_FILES, LibSpec, load_file
-from dlfuzz.engines.api.specs import DATA_DIR
+from dlfuzz.engines.api.libspecs import DATA_DIR, LIBRARY_FILES, LibSpec, load_file
 from dlfuzz.specgen.jax_rules import CANDIDATE_DTYPES
 
 PROBE_DTYPES = ("bool", "int8", "int32", "int64", "uint8", "float16", "bfloat16", "float32",

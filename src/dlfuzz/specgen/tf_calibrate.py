@@ -21,8 +21,7 @@ def cached(versions: dict[str, str]) -> dict[str, LibSpec]:
     """The shipped specs, if the installed TensorFlow (``versions``) wrote them."""
     import json
 
-    from dlfuzz.engines.api.libspecs import load_file
-    from dlfuzz.engines.api.specs import DATA_DIR
+    from dlfuzz.engines.api.libspecs import DATA_DIR, load_file
 
     path = DATA_DIR / "tf.json"
     try:

@@ -1,6 +1,7 @@
-"""The baseline API-level fuzzer: one numpy-like function, the same input, every library.
+"""The API engine: single library API calls, compared with their counterparts.
 
-``specs`` loads the hand-editable JSON description of the functions, ``generate`` turns a
-spec into concrete ``ApiCase`` objects, ``engine.ApiEngine`` drives both for a campaign.
-None of these modules imports a deep learning library: the host stays light.
+``libspecs`` loads the hand-editable format-2 spec files (per library, and the numpy spec
+set), ``libgen`` and ``rulegen`` turn a spec into concrete ``ApiCase`` objects,
+``engine.ApiEngine`` drives them for a campaign. None of these modules imports a deep
+learning library: the host stays light.
 """

@@ -1,22 +1,42 @@
-"""``ApiEngine``: the baseline API-level fuzzer.
+"""``ApiEngine``: the API-level engine over format-2 specs (TensorJSFuzz + DLLens).
 
-It picks an API (weighted by how often its cases have run anywhere), draws a signature
-(or reuses one of that API's recent signatures, see below) and serves a group of cases
-for it, so compiled backends compile once per group.
-Feedback keeps a per-API count of cases that ran ``ok`` on at least one backend; an API
-whose cases never run anywhere (a spec that is wrong for the installed versions) is
-sampled less and less, but never dropped, in case the failure was the inputs' fault.
-Each case that hangs or kills a worker halves its API's weight: it cost a timeout or a
-restart, and the next one would most likely hit the same, already reported, bug.
+Each group of cases is one API of one library (``torch.nn.functional.conv2d``), drawn by
+the generator of the campaign (``random``: no type information; ``typed``: TensorJSFuzz
+Algorithm 1; ``adjust``: Algorithm 1 + Algorithm 2; ``z3``: solved constraints with
+blocking clauses). A case carries the API's own call plus one validated counterpart per
+other library of the campaign (DLLens), so the differential oracle and the float64
+reference judge compare an API with its counterparts; the compiled backends of the API's
+library (``torch-compile``, ``jax-jit``, ``tf-xla``) are the "mode" counterparts.
 
-Everything random comes from one ``numpy.random.Generator`` seeded at construction and
-is consumed in a fixed order, so a seed reproduces the same cases. Feedback changes the
-weights, hence the cases after it: a campaign is reproducible when its feedback is.
+A share of the cases (``violate_share``) are *violate-mode* inputs that break exactly one
+constraint of the spec: the API must reject them with a clean exception, and one that
+returns is a boundary bug (``oracles/boundary.py``). Only constraints that the library's
+own code or errors vouch for (validation, error, signature, hand) are violated, never
+guesses from prose or an LLM: those may be wrong, and a wrong constraint would turn a
+legal input into a false report.
+
+Feedback refines specs during the campaign (DLLens' error-feedback constraints): an
+intended-valid input that the API rejects with a message the feedback table understands
+adds a constraint, kept only if every input that ran before still satisfies it.
+
+APIs with a shape rule (``"shapes"``, such as the numpy spec set that ``--engine
+numpy-api`` runs, ``NumpyApiEngine``) are drawn by ``rulegen`` instead: the rule relates
+the tensors' shapes, and each API keeps a pool of signatures whose reuse adapts to what
+the backends charge for a new one (see ``NEW_SIGNATURE_MIN``). Such an API is
+library-neutral: its cases call it wherever a library of the campaign has it (its own
+or a counterpart), and it counts as valid when any backend runs it.
+
+APIs are picked by weight: an API whose cases never run (a spec that is wrong for the
+installed versions) is sampled less and less, never dropped; each case that hangs or
+kills a worker halves its API's weight, since it costs a timeout or a restart and most
+likely repeats a bug already reported. Everything random comes from streams seeded by
+(seed, batch), so a seed (with the same feedback) reproduces the same cases.
 """
 
 from __future__ import annotations
 
 import difflib
+from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -25,21 +45,28 @@ from typing import Any
 import numpy as np
 
 from dlfuzz.cases import ApiCase, DType, Finding, Outcome
-from dlfuzz.engines.api.generate import Generator
-from dlfuzz.engines.api.specs import ApiSpec, load_specs
-from dlfuzz.engines.api.values import draw_profile
+from dlfuzz.engines.api.constraints import Env, holds, make
+from dlfuzz.engines.api.libspecs import (
+    LIBRARY_FILES,
+    LibSpec,
+    load_file,
+    load_library,
+    load_set,
+)
+from dlfuzz.engines.api.rulegen import RuleGenerator, Signature, subnormals_for
+from dlfuzz.engines.api.settings import GENERATORS, ApiEngineSettings
+from dlfuzz.engines.base import Engine, EngineSettings
 from dlfuzz.errors import UsageError
 
-DEFAULT_LIBRARIES = ("numpy", "torch", "jax", "tf")
-GROUP_SIZE = (8, 16)
-# Signature reuse. A new (shapes, dtypes, static arguments) costs a compilation in jax
-# (even op by op), jax.jit, torch.compile and XLA: 50 ms to seconds; in numpy or eager
-# torch it costs nothing. So each API keeps a pool of signatures, and a group draws a new
-# one with a probability that adapts to what the backends charge: the extra time of a
-# group's first case (compilation) over its later cases is measured from feedback, and
-# new signatures are drawn as often as keeps compilation at about COMPILE_SHARE of the
-# time (never less than NEW_SIGNATURE_MIN, always while the pool is under POOL_MIN).
-# A reused signature gets fresh values and a fresh value profile.
+GROUP_SIZE = (4, 8)
+# Signature reuse (rule APIs). A new (shapes, dtypes, static arguments) costs a
+# compilation in jax (even op by op), jax.jit, torch.compile and XLA: 50 ms to seconds; in
+# numpy or eager torch it costs nothing. So each API keeps a pool of signatures, and a
+# group draws a new one with a probability that adapts to what the backends charge: the
+# extra time of a group's first case (compilation) over its later cases is measured from
+# feedback, and new signatures are drawn as often as keeps compilation at about
+# COMPILE_SHARE of the time (never less than NEW_SIGNATURE_MIN, always while the pool is
+# under POOL_MIN). A reused signature gets fresh values and a fresh value profile.
 NEW_SIGNATURE_MIN = 0.1
 COMPILE_SHARE = 0.5
 POOL_MIN = 2
@@ -48,6 +75,12 @@ COST_EMA = 0.05  # smoothing of the measured first-case and later-case costs
 MIN_WEIGHT = 0.05   # an API that never ran keeps this share of a healthy API's weight
 PRIOR = (1.0, 2.0)  # Beta-like prior: (ok, tried) before any feedback
 COSTLY = frozenset({"timeout", "crash", "oom"})
+# Constraints a violate-mode input may break: those the library's own code, errors or
+# operator definitions vouch for. Prose, LLM and hand-written ones can be narrower than
+# what the library accepts, and breaking a wrong constraint makes a false report.
+VIOLATE_SOURCES = frozenset({"validation", "error", "signature"})
+RECENT_OK = 16  # ok draws remembered per API, to check a learned constraint against
+MAX_LEARNED = 8  # error-feedback constraints added per API in one campaign
 
 
 @dataclass
@@ -55,7 +88,7 @@ class ApiStats:
     """What feedback taught about one API."""
 
     tried: int = 0
-    ran_somewhere: int = 0   # at least one backend returned ok
+    ran_somewhere: int = 0   # at least one backend (of the API's library) returned ok
     ran_everywhere: int = 0  # every backend returned ok
     costly: int = 0          # cases that hung or killed a worker (seconds each)
     findings: int = 0
@@ -72,55 +105,87 @@ class ApiStats:
         return max(MIN_WEIGHT * MIN_WEIGHT, base / (1 << min(self.costly, 16)))
 
 
-class ApiEngine:
-    """Proposes ``ApiCase`` objects for numpy-like functions shared by the libraries."""
+class ApiEngine(Engine):
+    """Proposes ``ApiCase`` objects for the APIs of the chosen libraries."""
 
     name = "api"
+    case_kind = "api"
+    settings_class = ApiEngineSettings
 
-    def __init__(self, specs: Mapping[str, ApiSpec] | str | Path | None = None, seed: int = 0,
-                 libraries: Sequence[str] = DEFAULT_LIBRARIES,
-                 apis: Iterable[str] | None = None,
-                 group_size: tuple[int, int] = GROUP_SIZE) -> None:
-        table = specs if isinstance(specs, Mapping) else load_specs(specs)
+    def __init__(self, seed: int = 0, libraries: Sequence[str] = ("torch", "jax"),
+                 apis: Iterable[str] | None = None, generator: str = "adjust",
+                 violate_share: float = 0.1, spec_files: Sequence[str] = (),
+                 specials: bool = True,
+                 specs: Mapping[str, LibSpec] | None = None,
+                 counterparts: Mapping[str, Sequence[Any]] | None = None,
+                 group_size: tuple[int, int] | None = None) -> None:
+        if generator not in GENERATORS:
+            raise UsageError(f"--generator {generator!r}: choose one of {', '.join(GENERATORS)}")
+        if not 0.0 <= violate_share <= 1.0:
+            raise UsageError(f"--violate-share {violate_share!r}: give a share in [0, 1]")
         self.libraries = tuple(libraries)
         if not self.libraries:
-            raise UsageError("ApiEngine needs at least one library; give e.g. numpy,torch")
+            raise UsageError("the API engine needs at least one library; give e.g. "
+                             "--backends torch,jax")
+        table = dict(specs) if specs is not None else _load(self.libraries, spec_files)
+        table = {k: s for k, s in table.items()
+                 if not s.skip and (s.library in self.libraries or s.shapes)}
         if apis is not None:
             table = _select(table, list(apis))
-        usable = {n: s for n, s in table.items() if set(s.libraries) & set(self.libraries)}
-        if not usable:
-            raise UsageError(f"no API spec binds any of the libraries {self.libraries}; "
-                             f"bound libraries are: {_bound(table)}")
-        lo, hi = group_size
-        if not 1 <= lo <= hi:
-            raise UsageError(f"group_size {group_size!r} must be (low, high) with "
+        self.counterparts = (dict(counterparts) if counterparts is not None
+                             else _load_counterparts({s.library for s in table.values()}))
+        # A rule API runs wherever a library of the campaign has it (its own or a
+        # counterpart); a per-library API only where its own library is under test.
+        table = {k: s for k, s in table.items() if s.library in self.libraries or any(
+            cp.library in self.libraries for cp in self.counterparts.get(k, ()))}
+        if not table:
+            raise UsageError(f"no API spec for the libraries {', '.join(self.libraries)}; "
+                             f"built-in specs exist for {', '.join(LIBRARY_FILES)} "
+                             "(or give --spec-file)")
+        self.specs: dict[str, LibSpec] = table
+        self.names = sorted(table)
+        self.mode = generator
+        self.violate_share = violate_share
+        self.specials = specials
+        # Inputs per signature. Larger groups raise TF's and JAX's cases/s (a new shape
+        # costs them a kernel set-up or a compilation) but lower the signatures tried
+        # per second, which shape-dependent bugs need: see docs/performance.md.
+        self.group_size = group_size or GROUP_SIZE
+        if not 1 <= self.group_size[0] <= self.group_size[1]:
+            raise UsageError(f"group_size {self.group_size!r} must be (low, high) with "
                              "1 <= low <= high")
-        self.specs: dict[str, ApiSpec] = usable
-        self.names = list(usable)
-        self.group_size = (lo, hi)
         self.seed = seed
-        self.generator = Generator(seed=0, libraries=self.libraries)
         self.stats: dict[str, ApiStats] = {n: ApiStats() for n in self.names}
-        self.pools: dict[str, list[Any]] = {}
+        self.learned: dict[str, list[str]] = {}
+        self.violations: dict[str, int] = {}
+        self._violate_specs: dict[str, tuple[LibSpec, Any]] = {}
+        self._recent_ok: dict[str, deque[dict[str, Any]]] = {}
+        self._draws: dict[str, Any] = {}  # case id -> Draw, for error feedback
+        self._pending: list[ApiCase] = []
+        self._cdf: np.ndarray | None = None
+        # Rule APIs: signature pools and the measured cost of a new signature.
+        self.rulegen = RuleGenerator(subnormals=subnormals_for(self.libraries))
+        self.pools: dict[str, list[Signature]] = {}
         self._first_ids: set[str] = set()  # ids of first cases of a new signature
         self._first_cost = 0.0  # EMA of the slowest backend's time on such a case
         self._later_cost = 0.0  # EMA of the same for every other case
-        self._pending: list[ApiCase] = []
-        self._cdf: np.ndarray | None = None
         self.reseed(None)
 
     def reseed(self, batch: int | None) -> None:
         """Restart the random streams from (seed, batch): a campaign resumed at batch N
         proposes what an uninterrupted one would have (given the same feedback)."""
+        from dlfuzz.engines.api.libgen import LibGenerator
+
         entropy = [self.seed] if batch is None else [self.seed, batch]
-        streams = np.random.SeedSequence(entropy).spawn(2)
+        streams = np.random.SeedSequence(entropy).spawn(3)
         self.rng = np.random.default_rng(streams[0])
-        self.generator.rng = np.random.default_rng(streams[1])
+        self.generator = LibGenerator(np.random.default_rng(streams[1]), mode=self.mode,
+                                      specials=self.specials)
+        self.rulegen.rng = np.random.default_rng(streams[2])
         self._pending = []
 
     # ---- Engine protocol ----------------------------------------------------------------
     def propose(self, n: int) -> list[ApiCase]:
-        """The next ``n`` cases: whole signature groups, the last one possibly split."""
         out: list[ApiCase] = []
         while len(out) < n:
             if not self._pending:
@@ -133,21 +198,28 @@ class ApiEngine:
     def feedback(self, case: Any, outcomes: Mapping[str, Outcome],
                  findings: Sequence[Finding]) -> None:
         stats = self.stats.get(getattr(case, "api", ""))
-        if stats is None:
+        draw = self._draws.pop(getattr(case, "id", ""), None)
+        if stats is None or case.invalid:
             return
+        spec = self.specs[case.api]
+        own = [o for b, o in outcomes.items()
+               if spec.shapes or _library_of(b) == spec.library]
+        if spec.shapes:
+            self._measure(case, outcomes)
         stats.tried += 1
-        oks = [o.ok for o in outcomes.values()]
-        stats.ran_somewhere += any(oks)
-        stats.ran_everywhere += bool(oks) and all(oks)
+        stats.ran_somewhere += any(o.ok for o in own)
+        stats.ran_everywhere += bool(outcomes) and all(o.ok for o in outcomes.values())
         stats.costly += any(o.status in COSTLY for o in outcomes.values())
         stats.findings += len(findings)
-        cost = max((o.duration_s for o in outcomes.values()), default=0.0)
-        if case.id in self._first_ids:
-            self._first_ids.discard(case.id)
-            self._first_cost += COST_EMA * (cost - self._first_cost)
-        else:
-            self._later_cost += COST_EMA * (cost - self._later_cost)
-        self._cdf = None  # weights changed; recomputed lazily at the next group
+        self._cdf = None
+        if draw is None or not own:
+            return
+        if any(o.ok for o in own):
+            self._recent_ok.setdefault(case.api, deque(maxlen=RECENT_OK)).append(draw.values)
+            return
+        rejected = next((o for o in own if o.status == "exception" and o.stage == "call"), None)
+        if rejected is not None:
+            self._learn(spec, draw, rejected)
 
     # ---- internals ----------------------------------------------------------------------
     def _next_group(self) -> list[ApiCase]:
@@ -158,8 +230,18 @@ class ApiEngine:
         spec = self.specs[self.names[min(index, len(self.names) - 1)]]
         lo, hi = self.group_size
         size = int(self.rng.integers(lo, hi + 1))
+        if spec.shapes:
+            return self._rule_group(spec, size)
+        if self.violate_share and self.rng.random() < self.violate_share:
+            draws = self._violate(spec, size)
+            if draws:
+                return [self._case(spec, d) for d in draws]
+        return [self._case(spec, d) for d in self.generator.group(spec, size)]
+
+    # ---- rule APIs: signature pools ---------------------------------------------------
+    def _rule_group(self, spec: LibSpec, size: int) -> list[ApiCase]:
         sig, new = self._signature(spec, size)
-        cases = [self.generator.case(sig) for _ in range(size)]
+        cases = [self.rulegen.case(sig) for _ in range(size)]
         if new:
             self._first_ids.add(cases[0].id)
         return cases
@@ -173,29 +255,140 @@ class ApiEngine:
         p = COMPILE_SHARE * group * max(self._later_cost, 1e-6) / ((1 - COMPILE_SHARE) * extra)
         return float(min(1.0, max(NEW_SIGNATURE_MIN, p)))
 
-    def _signature(self, spec: ApiSpec, group: int) -> tuple[Any, bool]:
+    def _signature(self, spec: LibSpec, group: int) -> tuple[Signature, bool]:
         """A new signature, or a pooled one with a fresh value profile; and which."""
-        pool = self.pools.setdefault(spec.name, [])
+        pool = self.pools.setdefault(spec.api, [])
         if len(pool) < POOL_MIN or self.rng.random() < self.new_signature_p(group):
-            sig = self.generator.signature(spec)
+            drawn = self.rulegen.params(spec)
+            sig = self.rulegen.signature(spec, self._pick_counterparts(spec, drawn[2]),
+                                         own=spec.library in self.libraries, drawn=drawn)
             if len(pool) < POOL_MAX:
                 pool.append(sig)
             else:
                 pool[int(self.rng.integers(len(pool)))] = sig
             return sig, True
         sig = pool[int(self.rng.integers(len(pool)))]
-        prep = self.generator.prepared(spec)
-        profile = draw_profile(self.generator.rng, allow_specials=prep.specials_ok,
-                               allow_extremes=prep.extremes_ok,
-                               subnormals=self.generator.subnormals)
-        return replace(sig, profile=profile), False
+        return replace(sig, profile=self.rulegen.profile(spec)), False
 
+    def _measure(self, case: ApiCase, outcomes: Mapping[str, Outcome]) -> None:
+        """The cost of a new signature: a group's first case against its later ones."""
+        cost = max((o.duration_s for o in outcomes.values()), default=0.0)
+        if case.id in self._first_ids:
+            self._first_ids.discard(case.id)
+            self._first_cost += COST_EMA * (cost - self._first_cost)
+        else:
+            self._later_cost += COST_EMA * (cost - self._later_cost)
+
+    def _violate(self, spec: LibSpec, size: int) -> list[Any]:
+        """Violate-mode draws (one signature) breaking a constraint the library vouches
+        for: type bounds (rank, dtype list, range) partly come from prose and can be
+        narrower than what the library accepts, so only trusted constraints are broken."""
+        cached = self._violate_specs.get(spec.api)
+        if cached is None or cached[0] is not spec:
+            cached = (spec, self._violate_spec(spec))
+            self._violate_specs[spec.api] = cached
+        if cached[1] is None:
+            return []
+        target, texts = cached[1]
+        draws = self.generator.violate_group(target, size, bounds=False, only=texts)
+        if draws:
+            key = f"{spec.api}: {draws[0].violated}"
+            self.violations[key] = self.violations.get(key, 0) + len(draws)
+        return draws
+
+    @staticmethod
+    def _violate_spec(spec: LibSpec) -> tuple[LibSpec, frozenset[str]] | None:
+        """The spec violate mode works on (every constraint must still hold but the one
+        broken; ranges of the parameters trusted constraints name are opened, so that
+        ``not (p < 0 or p > 1)`` can be broken with p drawn in [0, 1]) and the texts of
+        the constraints it may break."""
+        trusted = tuple(c for c in spec.constraints if c.source in VIOLATE_SOURCES)
+        # What the library's own checks or errors say about a parameter governs what its
+        # signature's annotations suggest (``jax.lax.sort_key_val``'s ``dimension`` is
+        # annotated as an index yet checked as ``-ndims <= dimension < ndims``).
+        checked = frozenset().union(*(c.names for c in trusted if c.source != "signature"))
+        trusted = tuple(c for c in trusted
+                        if c.source != "signature" or not c.names & checked)
+        if not trusted:
+            return None
+        named = frozenset().union(*(c.names for c in trusted))
+        params = tuple(replace(p, range=None) if p.name in named and p.range else p
+                       for p in spec.params)
+        return replace(spec, params=params), frozenset(c.text for c in trusted)
+
+    def is_deterministic(self, case: ApiCase) -> bool:
+        """Whether the case's API gives the same bits for the same input (not dropout)."""
+        spec = self.specs.get(case.api)
+        return spec is not None and not spec.random
+
+    def broken_constraints(self, case: ApiCase) -> list[str] | None:
+        """The constraints of its spec a case breaks (the boundary oracle's check)."""
+        from dlfuzz.engines.api.libgen import values_of
+
+        spec = self.specs.get(case.api)
+        if spec is None:
+            return None
+        if spec.shapes and not spec.constraints:
+            return []  # valid by its rule
+        try:
+            values = values_of(case, spec)
+        except Exception:  # noqa: BLE001 - not one of ours: no verdict either way
+            return None
+        if any(not p.optional and p.name not in values for p in spec.params):
+            return ["a required parameter is missing"]
+        env = Env(_with_defaults(spec, values))
+        return [c.text for c in spec.constraints if not holds(c, env)]
+
+    def _case(self, spec: LibSpec, draw: Any) -> ApiCase:
+        from dlfuzz.engines.api.libgen import to_case
+
+        case = to_case(draw, self._pick_counterparts(spec, draw.values))
+        if len(self._draws) > 4096:
+            self._draws.pop(next(iter(self._draws)))
+        self._draws[case.id] = draw
+        return case
+
+    def _pick_counterparts(self, spec: LibSpec, values: Mapping[str, Any]) -> list[Any]:
+        """One validated counterpart per other library of the campaign, chosen at random
+        among those that apply to these values (validated dtypes, default-only
+        parameters left at their defaults)."""
+        by_lib: dict[str, list[Any]] = {}
+        for cp in self.counterparts.get(spec.api, ()):
+            applies = getattr(cp, "applies", None)
+            if applies is not None and not applies(values):
+                continue
+            if cp.library in self.libraries and cp.library != spec.library:
+                by_lib.setdefault(cp.library, []).append(cp)
+        return [cps[int(self.rng.integers(len(cps)))] for _, cps in sorted(by_lib.items())]
+
+    def _learn(self, spec: LibSpec, draw: Any, outcome: Outcome) -> None:
+        from dlfuzz.engines.api.errorfeedback.engine import constraints_from_error
+
+        learned = self.learned.setdefault(spec.api, [])
+        if len(learned) >= MAX_LEARNED:
+            return
+        try:
+            texts = constraints_from_error(spec.library, outcome.exc_type, outcome.message, draw)
+        except Exception:  # noqa: BLE001 - feedback is best effort, never a campaign crash
+            return
+        known = {c.text for c in spec.constraints}
+        ok_before = list(self._recent_ok.get(spec.api, ()))
+        added = []
+        for text in texts:
+            if text in known or text in learned:
+                continue
+            try:
+                constraint = make(text, "error", spec.names)
+            except UsageError:
+                continue
+            if all(holds(constraint, Env(_with_defaults(spec, v))) for v in ok_before):
+                added.append(constraint)
+                learned.append(text)
+        if added:
+            self.specs[spec.api] = replace(spec, constraints=spec.constraints + tuple(added))
+
+    # ---- for the campaign, triage and reports ------------------------------------------
     def unsupported_backends(self, case: Any) -> frozenset[str]:
-        """Backends known not to run this case's API at all (e.g. tf-xla for det).
-
-        A failure there is a documented limitation, not a bug: callers running a case
-        can leave these backends out (``Pool.run(..., only=...)``) or ignore them.
-        """
         spec = self.specs.get(getattr(case, "api", ""))
         if spec is None or not spec.unsupported:
             return frozenset()
@@ -210,40 +403,124 @@ class ApiEngine:
 
     def rebuild(self, api: str, tensors: Iterable[Any], params: Any = (),
                 like: ApiCase | None = None) -> ApiCase:
-        """A case with calls for this engine's libraries (for reducers; ``like`` unused:
-        calls derive from the canonical arguments)."""
-        from dlfuzz.engines.api.generate import rebuild
+        """A case for reducers: ``like`` with these tensors and only these parameters.
 
-        return rebuild(api, tensors, params, specs=self.specs, libraries=self.libraries)
+        The tensors keep their parameters (the order ``to_case`` gave them), the
+        counterparts stay the ones ``like`` was compared with, so the finding's signature
+        can still hold.
+        """
+        from dlfuzz.engines.api.libgen import rebuild, values_of
+
+        spec = self.specs[api]
+        if spec.shapes:
+            from dlfuzz.engines.api import rulegen
+
+            cps = (self._same_counterparts(spec, like) if like is not None
+                   else self._first_counterparts(spec))
+            return rulegen.rebuild(spec, tensors, params, cps,
+                                   own=spec.library in self.libraries)
+        if like is None:
+            raise ValueError("ApiEngine.rebuild needs the case to rebuild from (like=)")
+        keep = set(dict(params)) | {p.name for p in spec.params if not p.optional}
+        values = values_of(like.with_tensors(tuple(tensors)), spec)
+        values = {k: v for k, v in values.items() if k in keep or _is_array_value(v)}
+        return rebuild(spec, values, self._same_counterparts(spec, like), like.expect)
+
+    def _same_counterparts(self, spec: LibSpec, like: ApiCase) -> list[Any]:
+        targets = {lib: call.target for lib, call in like.calls if lib != spec.library}
+        return [cp for cp in self.counterparts.get(spec.api, ())
+                if targets.get(cp.library) == cp.target]
+
+    def _first_counterparts(self, spec: LibSpec) -> list[Any]:
+        """One counterpart per other library of the campaign: the first listed."""
+        out: dict[str, Any] = {}
+        for cp in self.counterparts.get(spec.api, ()):
+            if cp.library in self.libraries and cp.library != spec.library:
+                out.setdefault(cp.library, cp)
+        return [out[lib] for lib in sorted(out)]
 
     def summary(self) -> dict[str, dict[str, float]]:
-        """Per-API counts and valid rate, for reports."""
         return {n: {"tried": s.tried, "ran_somewhere": s.ran_somewhere,
                     "ran_everywhere": s.ran_everywhere, "costly": s.costly,
-                    "findings": s.findings,
-                    "valid_rate": round(s.valid_rate, 3)} for n, s in self.stats.items()}
+                    "findings": s.findings, "valid_rate": round(s.valid_rate, 3),
+                    "learned": len(self.learned.get(n, ()))}
+                for n, s in self.stats.items()}
 
 
-def _bound(table: Mapping[str, ApiSpec]) -> str:
-    return ", ".join(sorted({lib for s in table.values() for lib in s.libraries}))
+def _is_array_value(value: Any) -> bool:
+    return isinstance(value, np.ndarray) or (
+        isinstance(value, list) and bool(value) and all(isinstance(v, np.ndarray) for v in value))
 
 
-def _select(table: Mapping[str, ApiSpec], wanted: list[str]) -> dict[str, ApiSpec]:
-    """APIs by name, or whole groups by ``group:NAME``; unknown names are usage errors."""
-    out: dict[str, ApiSpec] = {}
-    groups = sorted({s.group for s in table.values()})
+def _library_of(backend: str) -> str:
+    """The library of a backend name (``torch-compile`` -> ``torch``)."""
+    return backend.split("-", 1)[0]
+
+
+def _with_defaults(spec: LibSpec, values: Mapping[str, Any]) -> dict[str, Any]:
+    out = {p.name: p.default for p in spec.params if p.optional}
+    out.update(values)
+    return out
+
+
+def _load(libraries: Sequence[str], spec_files: Sequence[str]) -> dict[str, LibSpec]:
+    table: dict[str, LibSpec] = {}
+    if spec_files:
+        for path in spec_files:
+            for spec in load_file(Path(path)):
+                table[spec.api] = spec
+        return table
+    for lib in libraries:
+        if lib in LIBRARY_FILES:
+            table.update(load_library(lib))
+    return table
+
+
+def _load_counterparts(libraries: Iterable[str]) -> dict[str, list[Any]]:
+    """The counterparts of the APIs of these spec libraries (their built-in files)."""
+    from dlfuzz.engines.api.counterparts import load_counterparts
+    from dlfuzz.engines.api.counterparts.model import FILE_LIBRARIES
+
+    out: dict[str, list[Any]] = {}
+    for lib in sorted(libraries):
+        if lib not in FILE_LIBRARIES:
+            continue
+        for api, cps in load_counterparts(lib).items():
+            out.setdefault(api, []).extend(cp for cp in cps if cp.kind in (
+                "same-name", "composition", "llm"))
+    return out
+
+
+def _select(table: Mapping[str, LibSpec], wanted: list[str]) -> dict[str, LibSpec]:
+    """APIs by full path, by leaf name (every library's), or ``group:NAME``."""
+    out: dict[str, LibSpec] = {}
     for item in wanted:
         if item.startswith("group:"):
-            group = item.split(":", 1)[1]
-            members = {n: s for n, s in table.items() if s.group == group}
+            members = {k: s for k, s in table.items() if s.group == item[6:]}
             if not members:
-                raise UsageError(f"unknown API group {group!r}; groups: {', '.join(groups)}")
+                groups = sorted({s.group for s in table.values() if s.group})
+                raise UsageError(f"unknown API group {item[6:]!r}; groups: {', '.join(groups)}")
             out.update(members)
-        elif item in table:
-            out[item] = table[item]
-        else:
-            close = difflib.get_close_matches(item, list(table), n=3)
-            hint = f"; did you mean {', '.join(close)}?" if close else \
-                "; use a spec name or group:NAME"
+            continue
+        hits = {k: s for k, s in table.items() if k == item or k.endswith("." + item)}
+        if not hits:
+            names = list(table) + [k.split(".", 1)[1] for k in table if "." in k]
+            close = difflib.get_close_matches(item, names, n=3)
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
             raise UsageError(f"unknown API {item!r}{hint}")
+        out.update(hits)
     return out
+
+
+class NumpyApiEngine(ApiEngine):
+    """``--engine numpy-api``: the engine over the numpy spec set (numpy-like functions
+    with their torch, jax and tf counterparts), in larger signature groups."""
+
+    name = "numpy-api"
+    settings_class = EngineSettings  # no options: the set's APIs are drawn by their rules
+
+    def __init__(self, seed: int = 0, libraries: Sequence[str] = ("numpy", "torch", "jax", "tf"),
+                 apis: Iterable[str] | None = None, group_size: tuple[int, int] = (8, 16),
+                 **options: Any) -> None:
+        super().__init__(seed=seed, libraries=libraries, apis=apis, specs=load_set("numpy"),
+                         group_size=group_size, **options)

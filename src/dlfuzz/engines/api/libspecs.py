@@ -1,11 +1,20 @@
-"""Per-library API specs (format 2): one spec per API, with dependency constraints.
+"""API specs (format 2, the one spec format): one spec per API, with dependency constraints.
 
-Where ``specs.py`` holds library-neutral numpy-like functions bound to several libraries,
-a format-2 file describes the APIs of *one* library as that library spells them
+A format-2 file describes the APIs of *one* library as that library spells them
 (``torch.nn.functional.conv2d``, ``tensorflow.nn.conv2d``, ``jax.lax.conv``): TensorJSFuzz's
 type information per parameter (structures, rank, dtype, enum values, range, default,
 optional) plus dependency constraints in the language of ``constraints.py``, each with
-where it came from (signature, doc, validation code, error feedback, LLM, hand).
+where it came from (signature, doc, validation code, error feedback, LLM, hand). How other
+libraries compute the same API are its counterparts (``counterparts/``).
+
+An API may also name a *shape rule* (``"shapes"``, see ``shapes.SHAPE_RULES``): a relation
+between its tensors' shapes and the parameters tied to them (broadcasting, matmul,
+einsum subscripts, a concatenation axis...) that constraints over single dimensions
+cannot say. Such an API is drawn by the rule (``rulegen``) in signature groups over
+``dtypes``; its parameters may use the structures that only a rule or a tensor gives a
+meaning (``RULE_STRUCTURES``: an axis ``of`` a tensor, a permutation, a shape, an enum).
+The numpy-like spec set (``data/numpy.json``, the ``numpy-api`` engine) is written so:
+numpy's functions with the same function in torch, jax and tf as counterparts.
 
 Files live in ``data/<library>.json`` and are meant to be read and edited by hand; every
 error names the file, the line (and column for constraints), the API, the key, the bad
@@ -23,12 +32,26 @@ from typing import Any
 
 from dlfuzz.cases import DTYPES
 from dlfuzz.engines.api.constraints import Constraint, ConstraintError, parse
-from dlfuzz.engines.api.specs import DATA_DIR, DTYPE_FAMILIES
+from dlfuzz.engines.api.shapes import SHAPE_RULES
 from dlfuzz.errors import UsageError
 
 FORMAT = 2
+DATA_DIR = Path(__file__).resolve().parent / "data"
 LIBRARY_FILES = {"torch": "torch.json", "tf": "tf.json", "jax": "jax.json",
                  "tfjs": "tfjs.json"}
+# Spec sets run by name rather than per library (``--engine numpy-api``).
+SPEC_SETS = {"numpy": "numpy.json"}
+
+# Dtype families usable in "dtypes" lists; expanded at load time.
+DTYPE_FAMILIES: dict[str, tuple[str, ...]] = {
+    "float": ("float16", "bfloat16", "float32", "float64"),
+    "int": ("int8", "int16", "int32", "int64"),
+    "uint": ("uint8",),
+    "complex": ("complex64",),
+    "bool": ("bool",),
+}
+DTYPE_FAMILIES["all"] = tuple(d for fam in ("float", "int", "uint", "complex", "bool")
+                              for d in DTYPE_FAMILIES[fam])
 
 # TensorJSFuzz's structures: how a parameter's value is built.
 STRUCTURES: dict[str, str] = {
@@ -42,13 +65,26 @@ STRUCTURES: dict[str, str] = {
     "dtype": "a dtype object of the library (dtypes)",
     "ints": "a list of integers (length, range)",
     "floats": "a list of floats (length, range)",
+    # only in an API with a shape rule:
+    "axis": "one axis of the tensor named by 'of' (negative allowed)",
+    "axes": "a tuple of 'size' distinct axes of 'of'",
+    "perm": "a permutation of all axes of 'of'",
+    "shape": "a shape (tuple of small non-negative ints), usually set by the shape rule",
+    "enum": "one of 'values'",
 }
+RULE_STRUCTURES = frozenset({"axis", "axes", "perm", "shape", "enum"})
+# Tensor roles (rule APIs): which dtype a tensor gets; "main" is the signature's dtype.
+TENSOR_ROLES = ("main", "bool", "index")
+# Value transforms applied after drawing a tensor (domain knowledge a shape cannot carry).
+TENSOR_FILLS = ("any", "sorted", "symmetric", "spd", "nonzero", "shift")
 SOURCES = ("signature", "doc", "validation", "error", "llm", "hand")
 PASSING = ("positional", "keyword", "either", "variadic")
 _PARAM_KEYS = frozenset({"name", "type", "optional", "default", "pass", "rank", "dtypes",
-                         "domain", "range", "length", "count", "values", "doc"})
+                         "domain", "range", "length", "count", "values", "doc",
+                         "of", "insert", "distinct", "size", "role", "nonempty", "fill",
+                         "requires"})
 _API_KEYS = frozenset({"api", "group", "params", "constraints", "random", "specials",
-                       "unsupported", "notes", "skip"})
+                       "unsupported", "notes", "skip", "shapes", "dtypes"})
 
 
 @dataclass(frozen=True)
@@ -66,10 +102,28 @@ class LibParam:
     count: tuple[int, int] = (1, 3)
     values: tuple[Any, ...] = ()     # enum choices (str or int or float)
     doc: str = ""
+    # Keys of APIs with a shape rule (see the module docstring):
+    of: str = ""             # axis/axes/perm: the tensor parameter they index
+    insert: bool = False     # axis: may name the position of a new axis (r + 1 choices)
+    distinct: str = ""       # axis: must differ from this other axis parameter
+    size: tuple[int, int] = (1, 5)   # axes: how many
+    role: str = "main"       # tensor: main (signature dtype), bool or index
+    nonempty: bool = False   # tensor: no zero-size dimension
+    fill: str = "any"        # tensor: value transform (TENSOR_FILLS)
+    requires: str = ""       # only given when this earlier parameter is given too
 
     @property
     def tensor_like(self) -> bool:
         return bool({"tensor", "tensors"} & set(self.structures))
+
+    @property
+    def kind(self) -> str:
+        """The structure a shape rule draws (rule APIs give every parameter one)."""
+        return self.structures[0]
+
+    @property
+    def is_tensor(self) -> bool:
+        return self.kind in ("tensor", "tensors")
 
 
 @dataclass(frozen=True)
@@ -86,6 +140,8 @@ class LibSpec:
     unsupported: tuple[tuple[str, str], ...] = ()
     notes: str = ""
     skip: str = ""          # non-empty: listed but not fuzzed (why)
+    shapes: str = ""        # a shape rule (shapes.SHAPE_RULES): drawn by rulegen
+    dtypes: tuple[str, ...] = ()  # rule APIs: the dtypes a signature is drawn in
     source: str = field(default="", compare=False)
 
     def param(self, name: str) -> LibParam | None:
@@ -97,6 +153,10 @@ class LibSpec:
     @property
     def names(self) -> frozenset[str]:
         return frozenset(p.name for p in self.params)
+
+    @property
+    def tensor_params(self) -> tuple[LibParam, ...]:
+        return tuple(p for p in self.params if p.is_tensor)
 
 
 # ---- loading ----------------------------------------------------------------------------
@@ -207,7 +267,73 @@ def _param(w: _Where, i: int, raw: Any) -> LibParam:
         kw["values"] = tuple(values)
     if "doc" in raw:
         kw["doc"] = str(raw["doc"])
+    for key in ("of", "distinct", "requires"):
+        if key in raw:
+            if not isinstance(raw[key], str) or not raw[key].isidentifier():
+                raise w.fail(f"{where}.{key}", raw[key], "write a parameter name")
+            kw[key] = raw[key]
+    for key in ("insert", "nonempty"):
+        if key in raw:
+            if not isinstance(raw[key], bool):
+                raise w.fail(f"{where}.{key}", raw[key], "write true or false")
+            kw[key] = raw[key]
+    if "size" in raw:
+        kw["size"] = _pair(w, f"{where}.size", raw["size"], int)
+    for key, allowed in (("role", TENSOR_ROLES), ("fill", TENSOR_FILLS)):
+        if key in raw:
+            if raw[key] not in allowed:
+                raise w.fail(f"{where}.{key}", raw[key], "use one of " + ", ".join(allowed))
+            kw[key] = raw[key]
     return LibParam(**kw)
+
+
+def _check_rule(w: _Where, raw: dict[str, Any], params: tuple[LibParam, ...]
+                ) -> tuple[str, tuple[str, ...]]:
+    """An API's shape rule and signature dtypes, checked against its parameters."""
+    rule = raw.get("shapes", "")
+    if not rule:
+        for p in params:
+            extra = set(p.structures) & RULE_STRUCTURES
+            if extra:
+                raise w.fail(f"params.{p.name}.type", sorted(extra), "only an API with a "
+                             "shape rule ('shapes') can use " + ", ".join(sorted(RULE_STRUCTURES)))
+        if "dtypes" in raw:
+            raise w.fail("dtypes", raw["dtypes"], "only an API with a shape rule ('shapes') "
+                         "has signature dtypes; give tensor parameters 'dtypes' instead")
+        return "", ()
+    if rule not in SHAPE_RULES:
+        raise w.fail("shapes", rule, "use one of " + ", ".join(SHAPE_RULES))
+    dtypes = expand_dtypes(raw["dtypes"]) if isinstance(raw.get("dtypes"), list) else None
+    if not dtypes:
+        raise w.fail("dtypes", raw.get("dtypes"), "an API with a shape rule needs a non-empty "
+                     "'dtypes' list (dtypes or families: " + ", ".join(DTYPE_FAMILIES) + ")")
+    names = {p.name: p for p in params}
+    for i, p in enumerate(params):
+        if len(p.structures) != 1:
+            raise w.fail(f"params.{p.name}.type", list(p.structures), "a parameter of an API "
+                         "with a shape rule has one structure")
+        for key, want in (("of", ("tensor", "tensors")), ("distinct", ("axis",))):
+            other = getattr(p, key)
+            if other and (other not in names or names[other].kind not in want):
+                raise w.fail(f"params.{p.name}.{key}", other,
+                             f"name a {'/'.join(want)} parameter of this API")
+        if p.kind in ("axis", "axes", "perm") and not p.of and p.name not in SHAPE_RULES[rule]:
+            raise w.fail(f"params.{p.name}.of", None,
+                         f"a {p.kind} parameter needs 'of': the name of its tensor")
+        if p.requires and (not p.optional or p.requires not in
+                           [q.name for q in params[:i] if not q.is_tensor]):
+            raise w.fail(f"params.{p.name}.requires", p.requires, "name a non-tensor "
+                         "parameter listed before this optional one")
+        if p.kind == "enum" and not p.values:
+            raise w.fail(f"params.{p.name}.values", None, "an enum parameter needs 'values'")
+    for needed in SHAPE_RULES[rule]:
+        if needed not in names:
+            raise w.fail("shapes", rule, f"rule {rule!r} sets parameter {needed!r}; "
+                         "add it to params or choose another rule")
+    if sum(p.kind == "tensors" for p in params) > 1:
+        raise w.fail("params", [p.name for p in params if p.kind == "tensors"],
+                     "an API with a shape rule has at most one 'tensors' parameter")
+    return rule, dtypes
 
 
 def _constraint(w: _Where, i: int, raw: Any, names: frozenset[str]) -> Constraint:
@@ -263,12 +389,13 @@ def _api(w: _Where, i: int, raw: Any, library: str) -> LibSpec:
     for key in ("random", "specials"):
         if key in raw and not isinstance(raw[key], bool):
             raise w.fail(key, raw[key], "write true or false")
+    rule, dtypes = _check_rule(w, raw, params)
     return LibSpec(library=library, api=api, params=params, constraints=constraints,
                    group=str(raw.get("group", "")), random=raw.get("random", False),
                    specials=raw.get("specials", True),
                    unsupported=tuple(sorted(unsupported.items())),
                    notes=str(raw.get("notes", "")), skip=str(raw.get("skip", "")),
-                   source=str(w.path))
+                   shapes=rule, dtypes=dtypes, source=str(w.path))
 
 
 def load_file(path: str | Path) -> list[LibSpec]:
@@ -310,12 +437,19 @@ def load_library(library: str, path: str | Path | None = None) -> dict[str, LibS
     if library not in LIBRARY_FILES:
         raise UsageError(f"no built-in API specs for library {library!r}; built-in: "
                          + ", ".join(LIBRARY_FILES) + " (or give a spec file)")
-    return dict(_builtin(library))
+    return dict(_builtin(LIBRARY_FILES[library]))
+
+
+def load_set(name: str) -> dict[str, LibSpec]:
+    """A built-in spec set by name (``SPEC_SETS``: ``numpy``), specs by API path."""
+    if name not in SPEC_SETS:
+        raise UsageError(f"no built-in spec set {name!r}; spec sets: " + ", ".join(SPEC_SETS))
+    return dict(_builtin(SPEC_SETS[name]))
 
 
 @functools.lru_cache(maxsize=8)
-def _builtin(library: str) -> tuple[tuple[str, LibSpec], ...]:
-    return tuple((s.api, s) for s in load_file(DATA_DIR / LIBRARY_FILES[library]))
+def _builtin(file: str) -> tuple[tuple[str, LibSpec], ...]:
+    return tuple((s.api, s) for s in load_file(DATA_DIR / file))
 
 
 def to_json(spec: LibSpec) -> dict[str, Any]:
@@ -326,6 +460,9 @@ def to_json(spec: LibSpec) -> dict[str, Any]:
     out["params"] = [_param_json(p) for p in spec.params]
     out["constraints"] = [c.text if c.source == "hand" else {"expr": c.text, "from": c.source}
                           for c in spec.constraints]
+    if spec.shapes:
+        out["shapes"] = spec.shapes
+        out["dtypes"] = list(spec.dtypes)
     for key, default in (("random", False), ("specials", True), ("notes", ""), ("skip", "")):
         if getattr(spec, key) != default:
             out[key] = getattr(spec, key)
@@ -340,7 +477,10 @@ def _param_json(p: LibParam) -> dict[str, Any]:
     for attr, key in (("optional", "optional"), ("default", "default"), ("passing", "pass"),
                       ("rank", "rank"), ("dtypes", "dtypes"), ("domain", "domain"),
                       ("range", "range"), ("length", "length"), ("count", "count"),
-                      ("values", "values"), ("doc", "doc")):
+                      ("values", "values"), ("of", "of"), ("insert", "insert"),
+                      ("distinct", "distinct"), ("size", "size"), ("role", "role"),
+                      ("nonempty", "nonempty"), ("fill", "fill"), ("requires", "requires"),
+                      ("doc", "doc")):
         value = getattr(p, attr)
         if value != getattr(defaults, attr) or (attr == "default" and p.optional):
             out[key] = list(value) if isinstance(value, tuple) else value

@@ -1,8 +1,8 @@
 """Shape rules: how the tensors of one call relate, so that most inputs are valid.
 
-A spec names one rule (``SHAPE_RULES`` in ``specs``). The rule draws the shapes of the
-tensors it knows about and the parameters tied to them (a concatenation axis, reshape's
-new shape, einsum's subscripts), and bounds for index tensors. Whatever the rule leaves
+A spec names one rule (its ``"shapes"`` key, one of ``SHAPE_RULES``). The rule draws the
+shapes of the tensors it knows about and the parameters tied to them (a concatenation
+axis, reshape's new shape, einsum's subscripts), and bounds for index tensors. Whatever the rule leaves
 alone is drawn generically afterwards, so a rule only encodes the *relations*.
 
 Dimensions are small and biased toward 1-4: fuzzing finds bugs in corner cases of
@@ -13,11 +13,47 @@ arrays keep workers fast.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dlfuzz.engines.api.specs import SHAPE_RULES, ApiSpec, Param
+if TYPE_CHECKING:
+    from dlfuzz.engines.api.libspecs import LibParam, LibSpec
+
+# Shape rules and the canonical parameters each one sets (those get no generic value).
+SHAPE_RULES: dict[str, tuple[str, ...]] = {
+    "any": (),                 # every tensor independent (within its rank limits)
+    "same": (),                # all tensors one shape
+    "broadcast": (),           # tensors mutually broadcastable
+    "matmul": (),              # (..., n, k) @ (..., k, m), 1-D operands allowed
+    "vectors": (),             # 1-D tensors of one length (dot, vdot)
+    "outer": (),               # 1-D tensors of any lengths
+    "inner": (),               # last dimensions equal
+    "tensordot": ("axes",),    # a's last `axes` dims == b's first `axes` dims
+    "cross": (),               # equal ranks, broadcastable, last dimension 3
+    "square": (),              # (..., n, n), every tensor the same
+    "solve": (),               # a (..., n, n), b (..., n, k)
+    "take": (),                # indices within a flattened
+    "take_along_axis": ("axis",),
+    "searchsorted": (),        # 1-D sorted a, 1-D v
+    "concat": ("axis",),       # equal shapes except along axis
+    "stack": ("axis",),        # equal shapes, axis in [-(r+1), r]
+    "same_list": (),           # a list of equal shapes (hstack, vstack, dstack)
+    "broadcast_list": (),      # a list of broadcastable shapes
+    "reshape": ("shape",),
+    "broadcast_to": ("shape",),
+    "squeeze": ("axis",),      # axis of a dimension of size 1
+    "split": ("indices_or_sections", "axis"),
+    "hsplit": ("indices_or_sections",),
+    "vsplit": ("indices_or_sections",),
+    "dsplit": ("indices_or_sections",),
+    "einsum": ("subscripts",),
+    "diag": (),                # 1-D or 2-D
+    "meshgrid": (),            # a list of 1-D tensors
+    "arange": ("start", "stop", "step"),
+    "clip": ("a_min", "a_max"),  # scalar bounds, a_min <= a_max
+    "none": (),                # no tensors (creation functions)
+}
 
 # P(rank = 0..5) and P(dim = 0..8): small is likely, empty and large stay possible.
 RANK_P = np.array([0.08, 0.24, 0.30, 0.20, 0.11, 0.07])
@@ -44,7 +80,7 @@ def _rank_cdf(lo: int, hi: int) -> np.ndarray:
 class Draw:
     """Scratch space for drawing one signature; rules and generic steps fill it."""
 
-    def __init__(self, rng: np.random.Generator, spec: ApiSpec,
+    def __init__(self, rng: np.random.Generator, spec: LibSpec,
                  rank_limits: dict[str, tuple[int, int]], dtype: str) -> None:
         self.rng = rng
         self.spec = spec
@@ -81,14 +117,14 @@ class Draw:
     def limits(self, name: str) -> tuple[int, int]:
         return self.rank_limits[name]
 
-    def shape_for(self, p: Param, nonempty: bool = False) -> tuple[int, ...]:
+    def shape_for(self, p: LibParam, nonempty: bool = False) -> tuple[int, ...]:
         lo, hi = self.rank_limits[p.name]
         return self.shape(lo, hi, nonempty or p.nonempty)
 
-    def count(self, p: Param) -> int:
+    def count(self, p: LibParam) -> int:
         return self.int(p.count[0], p.count[1])
 
-    def tensors(self) -> list[Param]:
+    def tensors(self) -> list[LibParam]:
         return [p for p in self.spec.params if p.is_tensor]
 
     def neg(self, axis: int, rank: int) -> int:
@@ -126,7 +162,7 @@ def broadcast_group(d: Draw, limits: list[tuple[int, int]],
     return shapes
 
 
-def _broadcast_params(d: Draw, params: list[Param], suffix: tuple[int, ...] = ()) -> None:
+def _broadcast_params(d: Draw, params: list[LibParam], suffix: tuple[int, ...] = ()) -> None:
     shapes = broadcast_group(d, [d.limits(p.name) for p in params], suffix)
     for p, shape in zip(params, shapes, strict=True):
         d.shapes[p.name] = shape

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dlfuzz.engines.api.counterparts import tf_signatures
 from dlfuzz.engines.api.counterparts.compose_common import (
     composes,
     same_padding,
@@ -53,24 +54,6 @@ def _tf_conv(n: int, input: Any, filters: Any, strides: Any, padding: Any, data_
                                         dimension_numbers=(fmt, sp + "IO", fmt))
 
 
-@composes("tensorflow.nn.conv2d")
-def tf_conv2d(input: Any, filters: Any, strides: Any, padding: Any, data_format: Any = "NHWC",
-              dilations: Any = None, name: Any = None) -> Any:
-    return _tf_conv(2, input, filters, strides, padding, data_format, dilations)
-
-
-@composes("tensorflow.nn.conv3d")
-def tf_conv3d(input: Any, filters: Any, strides: Any, padding: Any,
-              data_format: Any = "NDHWC", dilations: Any = None, name: Any = None) -> Any:
-    return _tf_conv(3, input, filters, strides, padding, data_format, dilations)
-
-
-@composes("tensorflow.nn.conv1d")
-def tf_conv1d(input: Any, filters: Any, stride: Any, padding: Any, data_format: Any = "NWC",
-              dilations: Any = None, name: Any = None) -> Any:
-    return _tf_conv(1, input, filters, stride, padding, data_format, dilations)
-
-
 def _tf_pool(n: int, input: Any, ksize: Any, strides: Any, padding: Any, data_format: Any,
              kind: str) -> Any:
     import jax
@@ -102,30 +85,6 @@ def _tf_pool(n: int, input: Any, ksize: Any, strides: Any, padding: Any, data_fo
     count = jax.lax.reduce_window(ones, jnp.array(0, jnp.float32), jax.lax.add, window, step,
                                   "VALID")
     return (total / count.astype(total.dtype)).astype(input.dtype)
-
-
-@composes("tensorflow.nn.max_pool2d")
-def tf_max_pool2d(input: Any, ksize: Any, strides: Any, padding: Any,
-                  data_format: Any = "NHWC", name: Any = None) -> Any:
-    return _tf_pool(2, input, ksize, strides, padding, data_format, "max")
-
-
-@composes("tensorflow.nn.avg_pool2d")
-def tf_avg_pool2d(input: Any, ksize: Any, strides: Any, padding: Any,
-                  data_format: Any = "NHWC", name: Any = None) -> Any:
-    return _tf_pool(2, input, ksize, strides, padding, data_format, "avg")
-
-
-@composes("tensorflow.nn.max_pool1d")
-def tf_max_pool1d(input: Any, ksize: Any, strides: Any, padding: Any,
-                  data_format: Any = "NWC", name: Any = None) -> Any:
-    return _tf_pool(1, input, ksize, strides, padding, data_format, "max")
-
-
-@composes("tensorflow.nn.avg_pool1d")
-def tf_avg_pool1d(input: Any, ksize: Any, strides: Any, padding: Any,
-                  data_format: Any = "NWC", name: Any = None) -> Any:
-    return _tf_pool(1, input, ksize, strides, padding, data_format, "avg")
 
 
 def _segments(data: Any, segment_ids: Any, num_segments: int, kind: str) -> Any:
@@ -165,31 +124,6 @@ def _sorted_segment(data: Any, segment_ids: Any, kind: str) -> Any:
     return out
 
 
-@composes("tensorflow.math.segment_sum")
-def tf_segment_sum(data: Any, segment_ids: Any, name: Any = None) -> Any:
-    return _sorted_segment(data, segment_ids, "sum")
-
-
-@composes("tensorflow.math.segment_max")
-def tf_segment_max(data: Any, segment_ids: Any, name: Any = None) -> Any:
-    return _sorted_segment(data, segment_ids, "max")
-
-
-@composes("tensorflow.math.segment_min")
-def tf_segment_min(data: Any, segment_ids: Any, name: Any = None) -> Any:
-    return _sorted_segment(data, segment_ids, "min")
-
-
-@composes("tensorflow.math.segment_mean")
-def tf_segment_mean(data: Any, segment_ids: Any, name: Any = None) -> Any:
-    return _sorted_segment(data, segment_ids, "mean")
-
-
-@composes("tensorflow.math.segment_prod")
-def tf_segment_prod(data: Any, segment_ids: Any, name: Any = None) -> Any:
-    return _sorted_segment(data, segment_ids, "prod")
-
-
 def _unsorted(data: Any, segment_ids: Any, num_segments: Any, kind: str) -> Any:
     import jax.numpy as jnp
 
@@ -215,30 +149,6 @@ def tf_unsorted_segment_mean(data: Any, segment_ids: Any, num_segments: Any,
                                 segment_ids.reshape(-1), n)
     count = jnp.maximum(count.reshape(count.shape + (1,) * (total.ndim - 1)), 1)
     return total / count
-
-
-@composes("tensorflow.math.unsorted_segment_sum")
-def tf_unsorted_segment_sum(data: Any, segment_ids: Any, num_segments: Any,
-                            name: Any = None) -> Any:
-    return _unsorted(data, segment_ids, num_segments, "sum")
-
-
-@composes("tensorflow.math.unsorted_segment_max")
-def tf_unsorted_segment_max(data: Any, segment_ids: Any, num_segments: Any,
-                            name: Any = None) -> Any:
-    return _unsorted(data, segment_ids, num_segments, "max")
-
-
-@composes("tensorflow.math.unsorted_segment_min")
-def tf_unsorted_segment_min(data: Any, segment_ids: Any, num_segments: Any,
-                            name: Any = None) -> Any:
-    return _unsorted(data, segment_ids, num_segments, "min")
-
-
-@composes("tensorflow.math.unsorted_segment_prod")
-def tf_unsorted_segment_prod(data: Any, segment_ids: Any, num_segments: Any,
-                             name: Any = None) -> Any:
-    return _unsorted(data, segment_ids, num_segments, "prod")
 
 
 @composes("tensorflow.gather_nd", requires_default={"batch_dims": 0})
@@ -289,24 +199,6 @@ def _tf_cumulative(x: Any, axis: Any, exclusive: bool, reverse: bool, kind: str)
         y = jax.lax.slice_in_dim(y, 0, x.shape[axis], axis=axis)
     out = fn(y, axis=axis).astype(x.dtype)
     return jnp.flip(out, axis) if reverse else out
-
-
-@composes("tensorflow.math.cumsum")
-def tf_cumsum(x: Any, axis: Any = 0, exclusive: bool = False, reverse: bool = False,
-              name: Any = None) -> Any:
-    return _tf_cumulative(x, axis, exclusive, reverse, "sum")
-
-
-@composes("tensorflow.math.cumprod")
-def tf_cumprod(x: Any, axis: Any = 0, exclusive: bool = False, reverse: bool = False,
-               name: Any = None) -> Any:
-    return _tf_cumulative(x, axis, exclusive, reverse, "prod")
-
-
-@composes("tensorflow.math.cumulative_logsumexp")
-def tf_cumulative_logsumexp(x: Any, axis: Any = 0, exclusive: bool = False,
-                            reverse: bool = False, name: Any = None) -> Any:
-    return _tf_cumulative(x, axis, exclusive, reverse, "logsumexp")
 
 
 @composes("tensorflow.math.reduce_logsumexp")
@@ -372,3 +264,7 @@ def tf_rot90(image: Any, k: int = 1, name: Any = None) -> Any:
     import jax.numpy as jnp
 
     return jnp.rot90(image, k, axes=(-3, -2))
+
+
+# The TF wrappers (conv, pool, segment, cumulative) over this module's helpers.
+tf_signatures.install(globals())

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dlfuzz.engines.api.counterparts import tf_signatures
 from dlfuzz.engines.api.counterparts.compose_common import (
     composes,
     same_padding,
@@ -73,24 +74,6 @@ def _tf_conv(n: int, input: Any, filters: Any, strides: Any, padding: Any, data_
     return _to_last(out) if last else out
 
 
-@composes("tensorflow.nn.conv2d")
-def tf_conv2d(input: Any, filters: Any, strides: Any, padding: Any, data_format: Any = "NHWC",
-              dilations: Any = None, name: Any = None) -> Any:
-    return _tf_conv(2, input, filters, strides, padding, data_format, dilations)
-
-
-@composes("tensorflow.nn.conv1d")
-def tf_conv1d(input: Any, filters: Any, stride: Any, padding: Any, data_format: Any = "NWC",
-              dilations: Any = None, name: Any = None) -> Any:
-    return _tf_conv(1, input, filters, stride, padding, data_format, dilations)
-
-
-@composes("tensorflow.nn.conv3d")
-def tf_conv3d(input: Any, filters: Any, strides: Any, padding: Any,
-              data_format: Any = "NDHWC", dilations: Any = None, name: Any = None) -> Any:
-    return _tf_conv(3, input, filters, strides, padding, data_format, dilations)
-
-
 def _tf_pool(n: int, input: Any, ksize: Any, strides: Any, padding: Any, data_format: Any,
              kind: str) -> Any:
     import torch
@@ -122,30 +105,6 @@ def _tf_pool(n: int, input: Any, ksize: Any, strides: Any, padding: Any, data_fo
         ones = F.pad(torch.ones((1, 1) + tuple(spatial), dtype=x.dtype), flat)
         out = total / pool(ones, k, s)  # TF's average leaves the padding out
     return _to_last(out) if last else out
-
-
-@composes("tensorflow.nn.max_pool2d")
-def tf_max_pool2d(input: Any, ksize: Any, strides: Any, padding: Any,
-                  data_format: Any = "NHWC", name: Any = None) -> Any:
-    return _tf_pool(2, input, ksize, strides, padding, data_format, "max")
-
-
-@composes("tensorflow.nn.avg_pool2d")
-def tf_avg_pool2d(input: Any, ksize: Any, strides: Any, padding: Any,
-                  data_format: Any = "NHWC", name: Any = None) -> Any:
-    return _tf_pool(2, input, ksize, strides, padding, data_format, "avg")
-
-
-@composes("tensorflow.nn.max_pool1d")
-def tf_max_pool1d(input: Any, ksize: Any, strides: Any, padding: Any,
-                  data_format: Any = "NWC", name: Any = None) -> Any:
-    return _tf_pool(1, input, ksize, strides, padding, data_format, "max")
-
-
-@composes("tensorflow.nn.avg_pool1d")
-def tf_avg_pool1d(input: Any, ksize: Any, strides: Any, padding: Any,
-                  data_format: Any = "NWC", name: Any = None) -> Any:
-    return _tf_pool(1, input, ksize, strides, padding, data_format, "avg")
 
 
 # ---- TensorFlow: segments, gathers, one-hot ------------------------------------------------
@@ -188,53 +147,13 @@ def _sorted_segment(data: Any, segment_ids: Any, kind: str) -> Any:
     return _segment(data, segment_ids, num, kind, 1 if kind == "prod" else 0)
 
 
-@composes("tensorflow.math.segment_sum")
-def tf_segment_sum(data: Any, segment_ids: Any, name: Any = None) -> Any:
-    return _sorted_segment(data, segment_ids, "sum")
-
-
-@composes("tensorflow.math.segment_max")
-def tf_segment_max(data: Any, segment_ids: Any, name: Any = None) -> Any:
-    return _sorted_segment(data, segment_ids, "max")
-
-
-@composes("tensorflow.math.segment_min")
-def tf_segment_min(data: Any, segment_ids: Any, name: Any = None) -> Any:
-    return _sorted_segment(data, segment_ids, "min")
-
-
-@composes("tensorflow.math.segment_mean")
-def tf_segment_mean(data: Any, segment_ids: Any, name: Any = None) -> Any:
-    return _sorted_segment(data, segment_ids, "mean")
-
-
-@composes("tensorflow.math.segment_prod")
-def tf_segment_prod(data: Any, segment_ids: Any, name: Any = None) -> Any:
-    return _sorted_segment(data, segment_ids, "prod")
-
-
-@composes("tensorflow.math.unsorted_segment_sum")
-def tf_unsorted_segment_sum(data: Any, segment_ids: Any, num_segments: Any,
-                            name: Any = None) -> Any:
-    return _segment(data, segment_ids, int(num_segments), "sum", 0)
-
-
-@composes("tensorflow.math.unsorted_segment_max")
-def tf_unsorted_segment_max(data: Any, segment_ids: Any, num_segments: Any,
-                            name: Any = None) -> Any:
-    return _segment(data, segment_ids, int(num_segments), "max", _limits(data.dtype)[0])
-
-
-@composes("tensorflow.math.unsorted_segment_min")
-def tf_unsorted_segment_min(data: Any, segment_ids: Any, num_segments: Any,
-                            name: Any = None) -> Any:
-    return _segment(data, segment_ids, int(num_segments), "min", _limits(data.dtype)[1])
-
-
-@composes("tensorflow.math.unsorted_segment_prod")
-def tf_unsorted_segment_prod(data: Any, segment_ids: Any, num_segments: Any,
-                             name: Any = None) -> Any:
-    return _segment(data, segment_ids, int(num_segments), "prod", 1)
+def _unsorted(data: Any, segment_ids: Any, num_segments: Any, kind: str) -> Any:
+    """TF's unsorted segment reduction: an empty segment holds the reduction's identity
+    (the dtype's lowest for max, highest for min)."""
+    empty = {"sum": 0, "prod": 1}.get(kind)
+    if empty is None:
+        empty = _limits(data.dtype)[0 if kind == "max" else 1]
+    return _segment(data, segment_ids, int(num_segments), kind, empty)
 
 
 @composes("tensorflow.math.unsorted_segment_mean")
@@ -302,24 +221,6 @@ def _tf_cumulative(x: Any, axis: Any, exclusive: bool, reverse: bool, kind: str)
         out = torch.logcumsumexp(wide, axis)
     out = out.to(x.dtype)
     return torch.flip(out, (axis,)) if reverse else out
-
-
-@composes("tensorflow.math.cumsum")
-def tf_cumsum(x: Any, axis: Any = 0, exclusive: bool = False, reverse: bool = False,
-              name: Any = None) -> Any:
-    return _tf_cumulative(x, axis, exclusive, reverse, "sum")
-
-
-@composes("tensorflow.math.cumprod")
-def tf_cumprod(x: Any, axis: Any = 0, exclusive: bool = False, reverse: bool = False,
-               name: Any = None) -> Any:
-    return _tf_cumulative(x, axis, exclusive, reverse, "prod")
-
-
-@composes("tensorflow.math.cumulative_logsumexp")
-def tf_cumulative_logsumexp(x: Any, axis: Any = 0, exclusive: bool = False,
-                            reverse: bool = False, name: Any = None) -> Any:
-    return _tf_cumulative(x, axis, exclusive, reverse, "logsumexp")
 
 
 def _dims(x: Any, axis: Any) -> tuple[int, ...]:
@@ -547,3 +448,7 @@ def lax_conv(lhs: Any, rhs: Any, window_strides: Any, padding: Any,
     conv = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}[n]
     return conv(F.pad(lhs, flat), rhs, None, tuple(window_strides), 0, 1,
                 lhs.shape[1] // rhs.shape[1])
+
+
+# The TF wrappers (conv, pool, segment, cumulative) over this module's helpers.
+tf_signatures.install(globals())

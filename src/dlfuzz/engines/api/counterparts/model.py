@@ -44,7 +44,7 @@ FORMAT = 1
 KINDS = ("same-name", "composition", "mode", "precision", "llm")
 MODE_BACKENDS = {"torch-compile": "torch", "jax-jit": "jax", "tf-xla": "tf"}
 LIBRARIES = ("torch", "tf", "jax")
-FILE_LIBRARIES = (*LIBRARIES, "tfjs")  # spec libraries with a counterparts file (tfjs -> tf)
+FILE_LIBRARIES = (*LIBRARIES, "tfjs", "numpy")  # spec libraries with a counterparts file
 DATA_DIR = Path(__file__).resolve().parent.parent / "data" / "counterparts"
 _PACKAGE = "dlfuzz.engines.api.counterparts"
 PRECISION_RUNNERS = {lib: f"{_PACKAGE}.precision.run_{lib}" for lib in LIBRARIES}
@@ -377,7 +377,8 @@ def load_file(path: str | Path) -> CounterpartFile:
     return CounterpartFile(library, cps, tuple(rejected), header)
 
 
-_PREFIX = {"torch": "torch.", "tf": "tensorflow.", "jax": "jax.", "tfjs": "tf."}
+_PREFIX = {"torch": "torch.", "tf": "tensorflow.", "jax": "jax.", "tfjs": "tf.",
+           "numpy": "numpy."}
 
 
 def _object_lines(text: str, count: int) -> list[int]:

@@ -1,10 +1,11 @@
-"""The curated seed list ``extract.py`` builds ``data/numpy_like.json`` from.
+"""The curated seed list ``numpy_like.py`` builds the numpy spec set from.
 
-Not used at run time (the JSON is the source of truth there). Each ``seed`` names a
+Not used at run time (``data/numpy.json`` and ``data/counterparts/numpy.json`` are the
+source of truth there). Each ``seed`` names a
 numpy function and says only what cannot be derived: its group, its shape rule, and
 per-library differences (another target, renamed or extra keywords). Parameters are
-derived from ``inspect.signature`` of the numpy function plus ``extract.KIND_TABLE``
-unless given explicitly; extract.py then checks every keyword against each library's
+derived from ``inspect.signature`` of the numpy function plus ``numpy_like.KIND_TABLE``
+unless given explicitly; numpy_like.py then checks every keyword against each library's
 own signature and calibrates the dtypes by running the libraries.
 """
 

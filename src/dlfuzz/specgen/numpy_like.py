@@ -1,9 +1,13 @@
-"""Build or refresh ``data/numpy_like.json`` from ``catalog.py`` and the libraries.
+"""Build or refresh the numpy spec set from ``numpy_catalog.py`` and the libraries.
 
-Run ``python -m dlfuzz.engines.api.extract [--only NAME ...] [--no-calibrate]``. It
-imports numpy, torch, jax and TensorFlow in *this* process (never done at fuzzing time):
+Run ``python -m dlfuzz.specgen.numpy_like [--only NAME ...] [--no-calibrate]``. It writes
+``engines/api/data/numpy.json`` (format 2: numpy's functions, each with its shape rule)
+and ``engines/api/data/counterparts/numpy.json`` (the same function in torch, jax and tf,
+as same-name counterparts), and imports numpy, torch, jax and TensorFlow in *this*
+process (never done at fuzzing time):
 
-1. **derive**: parameters come from ``inspect.signature`` of the numpy function plus the
+1. **derive**: a library-neutral entry per function (``to_format2`` turns it into the
+   API and its counterparts): parameters come from ``inspect.signature`` of the numpy function plus the
    small ``KIND_TABLE`` (name -> kind), unless the catalog lists them; defaults are
    numpy's. Every keyword each library would receive is checked against that library's
    signature (``inspect`` where it works, TorchScript operator schemas for torch
@@ -14,7 +18,7 @@ imports numpy, torch, jax and TensorFlow in *this* process (never done at fuzzin
    shape, values) on ordinary inputs. A dtype one library rejects would only produce
    "torch does not support uint8" reports, which are not bugs.
 
-Specs already in the JSON and not named with ``--only`` are kept as they are, so hand
+APIs already in the files and not named with ``--only`` are kept as they are, so hand
 edits survive a refresh.
 """
 
@@ -34,14 +38,22 @@ from typing import Any
 import numpy as np
 
 from dlfuzz.cases import Outcome
-from dlfuzz.engines.api.catalog import Seed, catalog
-from dlfuzz.engines.api.specs import (
-    DEFAULT_SPEC_FILE,
+from dlfuzz.engines.api.counterparts.model import DATA_DIR as COUNTERPARTS_DIR
+from dlfuzz.engines.api.libspecs import (
+    DATA_DIR,
     DTYPE_FAMILIES,
     FORMAT,
-    ApiSpec,
+    SPEC_SETS,
+    LibSpec,
     load_file,
 )
+from dlfuzz.engines.api.libspecs import dump as dump_specs
+from dlfuzz.specgen.numpy_catalog import Seed, catalog
+
+NUMPY_SPEC_FILE = DATA_DIR / SPEC_SETS["numpy"]
+NUMPY_COUNTERPARTS_FILE = COUNTERPARTS_DIR / "numpy.json"
+SET_COMMENT = ("numpy-like functions: numpy's own, with the same function in torch, "
+               "jax.numpy and tf.experimental.numpy (or tf.linalg) as counterparts")
 
 LIBRARIES = ("numpy", "torch", "jax", "tf")
 MODULES = {"numpy": "numpy", "torch": "torch", "jax": "jax.numpy",
@@ -116,7 +128,8 @@ def _json_default(value: Any) -> Any:
 
 
 def derive(seed: Seed) -> tuple[dict[str, Any], list[str]]:
-    """A JSON spec for one seed, and notes on what was dropped or adjusted."""
+    """The library-neutral entry of one seed (see ``to_format2``), and notes on what was
+    dropped or adjusted."""
     name = seed["name"]
     notes: list[str] = []
     bindings: dict[str, dict[str, Any]] = {}
@@ -243,22 +256,24 @@ def disagreement(outcomes: Mapping[str, Outcome], reference: str = "numpy") -> s
 
 
 # ---- calibration ----------------------------------------------------------------------------
-def calibrate(specs: list[ApiSpec], values_per_dtype: int = 12, keep_ratio: float = 0.75,
-              seed: int = 1) -> dict[str, tuple[list[str], dict[str, str]]]:
-    """spec -> (dtypes kept, dtype -> reason dropped), by running every library."""
-    from dlfuzz.engines.api.generate import Generator
+def calibrate(specs: list[LibSpec], counterparts: Mapping[str, list[Any]],
+              values_per_dtype: int = 12, keep_ratio: float = 0.75, seed: int = 1
+              ) -> dict[str, tuple[list[str], dict[str, str]]]:
+    """API -> (dtypes kept, dtype -> reason dropped), by running every library."""
+    from dlfuzz.engines.api.rulegen import RuleGenerator
     from dlfuzz.engines.api.values import Profile
     from dlfuzz.executor.pool import Pool, WorkerConfig
 
-    gen = Generator(seed=seed)
+    gen = RuleGenerator(seed)
     plain = Profile()
     jobs: list[tuple[str, str]] = []
     cases = []
     for spec in specs:
         for dtype in spec.dtypes:
             for _ in range(values_per_dtype // 4):
-                for case in gen.group(spec, 4, dtype=dtype, profile=plain):
-                    jobs.append((spec.name, dtype))
+                for case in gen.group(spec, 4, counterparts.get(spec.api, ()), dtype=dtype,
+                                      profile=plain):
+                    jobs.append((spec.api, dtype))
                     cases.append(case)
     with Pool([WorkerConfig(lib) for lib in LIBRARIES]) as pool:
         pool.start()
@@ -279,13 +294,13 @@ def calibrate(specs: list[ApiSpec], values_per_dtype: int = 12, keep_ratio: floa
     for spec in specs:
         kept, reasons = [], {}
         for dtype in spec.dtypes:
-            verdicts = tally[(spec.name, dtype)]
+            verdicts = tally[(spec.api, dtype)]
             good = sum(v is None for v in verdicts)
             if verdicts and good / len(verdicts) >= keep_ratio:
                 kept.append(dtype)
             else:
                 reasons[dtype] = collections.Counter(v for v in verdicts if v).most_common(1)[0][0]
-        out[spec.name] = (kept, reasons)
+        out[spec.api] = (kept, reasons)
     return out
 
 
@@ -294,16 +309,18 @@ _UNSUPPORTED = re.compile(r"unsupported operations|not supported|no registered|c
                           r"device|not implemented|no kernel", re.I)
 
 
-def calibrate_compiled(specs: list[ApiSpec], backends: tuple[str, ...] = tuple(COMPILED),
-                       seed: int = 2) -> dict[str, dict[str, str]]:
-    """spec -> {"backend[:dtype]": reason} where a compiled mode rejects, as unsupported,
+def calibrate_compiled(specs: list[LibSpec], counterparts: Mapping[str, list[Any]],
+                       backends: tuple[str, ...] = tuple(COMPILED), seed: int = 2
+                       ) -> dict[str, dict[str, str]]:
+    """API -> {"backend[:dtype]": reason} where a compiled mode rejects, as unsupported,
     what its eager mode computes. Other compiled failures are printed: candidate bugs."""
-    from dlfuzz.engines.api.generate import Generator
+    from dlfuzz.engines.api.rulegen import RuleGenerator
     from dlfuzz.engines.api.values import Profile
     from dlfuzz.executor.pool import Pool, WorkerConfig
 
-    gen = Generator(seed=seed)
-    cases = [gen.group(spec, 1, dtype=dtype, profile=Profile())[0]
+    gen = RuleGenerator(seed)
+    cases = [gen.group(spec, 1, counterparts.get(spec.api, ()), dtype=dtype,
+                       profile=Profile())[0]
              for spec in specs for dtype in spec.dtypes]
     eager = tuple(dict.fromkeys(COMPILED[b] for b in backends))
     with Pool([WorkerConfig(b) for b in eager + backends]) as pool:
@@ -329,7 +346,7 @@ def calibrate_compiled(specs: list[ApiSpec], backends: tuple[str, ...] = tuple(C
                       f"works (candidate bug): {text[:200]}", file=sys.stderr)
     out: dict[str, dict[str, str]] = {}
     for spec in specs:
-        entries = found.get(spec.name, {})
+        entries = found.get(spec.api, {})
         for backend in backends:
             keys = [k for k in entries if k.startswith(backend + ":")]
             if keys and len(keys) == len(spec.dtypes):  # every dtype: the op itself
@@ -338,8 +355,107 @@ def calibrate_compiled(specs: list[ApiSpec], backends: tuple[str, ...] = tuple(C
                     del entries[k]
                 entries[backend] = reason
         if entries:
-            out[spec.name] = dict(sorted(entries.items()))
+            out[spec.api] = dict(sorted(entries.items()))
     return out
+
+
+# ---- format 2: the numpy spec set and its counterparts ------------------------------------
+COUNTERPART_LIBRARIES = ("torch", "jax", "tf")
+_TENSOR_KINDS = ("tensor", "tensors")
+
+
+def _dtype_value(value: Any) -> Any:
+    """A derived constant in the counterparts file's spelling (``{"dtype": name}``)."""
+    if isinstance(value, dict) and set(value) == {"$dtype"}:
+        return {"dtype": value["$dtype"]}
+    return value
+
+
+def to_format2(entry: Mapping[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A derived numpy-like function as a format-2 API of the numpy spec set and the
+    same-name counterparts that compute it in torch, jax and tf.
+
+    ``entry`` is what ``derive`` builds: numpy's canonical parameters with their kinds and
+    one binding per library. numpy's binding is the API's own call (tensors, and the
+    names its ``args`` list, positional; the rest by keyword); a constant keyword it adds
+    (argsort's ``kind="stable"``) becomes a one-value enum parameter, which the other
+    libraries drop unless they take the same keyword.
+    """
+    bindings = entry["bindings"]
+    own = bindings["numpy"]
+    raw_params = list(entry["params"])
+    tensors = [p["name"] for p in raw_params if p["kind"] in _TENSOR_KINDS]
+    passing: dict[str, str] = {}
+    for arg in own.get("args", tensors):
+        passing[arg.lstrip("*")] = "variadic" if arg.startswith("*") else "positional"
+    params: list[dict[str, Any]] = []
+    for p in raw_params:
+        kind = p["kind"]
+        q: dict[str, Any] = {"name": p["name"], "type": [kind]}
+        if p.get("optional"):
+            q["optional"] = True
+        if "default" in p:
+            q["default"] = p["default"]
+        q["pass"] = passing.get(p["name"], "keyword")
+        if kind in _TENSOR_KINDS:
+            q["rank"] = p.get("rank", [0, 5])
+            for key in ("role", "domain", "nonempty", "count"):
+                if key in p:
+                    q[key] = p[key]
+            if "values" in p:
+                q["fill"] = p["values"]
+        elif kind == "dtype":
+            if "values" in p:
+                q["dtypes"] = p["values"]
+        elif kind == "enum":
+            q["values"] = p["values"]
+        elif kind in ("axis", "axes", "perm"):
+            for key in ("of", "insert", "distinct", "size"):
+                if key in p:
+                    q[key] = p[key]
+        elif kind in ("int", "float", "ints"):
+            q["range"] = p.get("range", [0, 3])
+            if kind == "ints":
+                q["length"] = p.get("length", [1, 3])
+        elif kind == "shape":
+            q["rank"] = p.get("rank", [0, 3])
+        for key in ("requires", "doc"):
+            if key in p:
+                q[key] = p[key]
+        params.append(q)
+    constants = dict(own.get("extra", {}))
+    for key, value in constants.items():
+        params.append({"name": key, "type": ["enum"], "values": [value], "pass": "keyword",
+                       "doc": "a constant numpy is called with"})
+    api: dict[str, Any] = {"api": own["target"], "group": entry["group"],
+                           "shapes": entry.get("shapes", "any"),
+                           "dtypes": list(entry.get("dtypes", ["all"])), "params": params,
+                           "constraints": []}
+    if entry.get("specials", True) is False:
+        api["specials"] = False
+    for key in ("unsupported", "notes"):
+        if entry.get(key):
+            api[key] = entry[key]
+    counterparts = []
+    for lib in COUNTERPART_LIBRARIES:
+        b = bindings.get(lib)
+        if not b:
+            continue
+        cp: dict[str, Any] = {"api": own["target"], "library": lib, "kind": "same-name",
+                              "target": b["target"], "args": list(b.get("args", tensors))}
+        extra = {k: _dtype_value(v) for k, v in b.get("extra", {}).items()}
+        drop = list(b.get("drop", []))
+        for key, value in constants.items():
+            if extra.get(key) == value:
+                del extra[key]  # the parameter passes it
+            else:
+                drop.append(key)
+        for key, value in (("rename", b.get("rename")), ("extra", extra),
+                           ("convert", b.get("convert")), ("drop", drop)):
+            if value:
+                cp[key] = value
+        counterparts.append(cp)
+    return api, counterparts
 
 
 # ---- writing --------------------------------------------------------------------------------
@@ -355,95 +471,128 @@ def compress_dtypes(dtypes: list[str]) -> list[str]:
     return out + rest
 
 
-def _render(value: Any, indent: int) -> str:
-    """Leaf objects and lists on one line when short, everything else one item per line."""
-    flat = json.dumps(value)
-    nested = isinstance(value, dict | list) and any(
-        isinstance(v, dict) or (isinstance(v, list) and any(isinstance(x, dict | list)
-                                                           for x in v))
-        for v in (value.values() if isinstance(value, dict) else value))
-    if not isinstance(value, dict | list) or (not nested and len(flat) + indent <= 96):
-        return flat
-    pad = " " * (indent + 2)
-    if isinstance(value, list):
-        items = [pad + _render(v, indent + 2) for v in value]
-        return "[\n" + ",\n".join(items) + "\n" + " " * indent + "]"
-    items = [f"{pad}{json.dumps(k)}: {_render(v, indent + 2)}" for k, v in value.items()]
-    return "{\n" + ",\n".join(items) + "\n" + " " * indent + "}"
+def loaded(apis: list[dict[str, Any]], counterparts: list[dict[str, Any]], beside: Path
+           ) -> tuple[list[LibSpec], dict[str, list[Any]]]:
+    """Format-2 APIs and counterparts as the runtime reads them (through its own loaders,
+    so what is written is what loads)."""
+    from dlfuzz.engines.api.counterparts.model import from_json
 
-
-def dump(specs: list[dict[str, Any]], path: Path) -> None:
-    """JSON with short leaf objects on one line, so that the file stays hand-editable."""
-    doc = {"format": FORMAT,
-           "comment": "numpy-like functions shared by numpy, torch, jax.numpy and "
-                      "tf.experimental.numpy; see README.md in this directory",
-           "specs": specs}
-    path.write_text(_render(doc, 0) + "\n", encoding="utf-8")
-
-
-def _as_specs(raw: list[dict[str, Any]], beside: Path) -> list[ApiSpec]:
-    """Validated spec objects for raw JSON specs, through the one loader users get."""
     tmp = beside.with_suffix(".tmp.json")
-    dump(raw, tmp)
+    tmp.write_text(json.dumps({"format": FORMAT, "library": "numpy", "apis": apis}),
+                   encoding="utf-8")
     try:
-        return load_file(tmp)
+        specs = load_file(tmp)
     finally:
         tmp.unlink()
+    cps: dict[str, list[Any]] = {}
+    for raw in counterparts:
+        cp = from_json(raw, beside, 0)
+        cps.setdefault(cp.api, []).append(cp)
+    return specs, cps
+
+
+def write(apis: list[dict[str, Any]], counterparts: list[dict[str, Any]],
+          spec_path: Path = NUMPY_SPEC_FILE, counterparts_path: Path = NUMPY_COUNTERPARTS_FILE
+          ) -> None:
+    """Write the numpy spec set and its counterparts file, each checked by the runtime's
+    loaders first."""
+    from dlfuzz.engines.api.counterparts.model import dump as dump_counterparts
+
+    specs, cps = loaded(apis, counterparts, spec_path)
+    dump_specs("numpy", specs, spec_path)
+    dump_counterparts("numpy", [cp for group in cps.values() for cp in group],
+                      counterparts_path, header={"comment": SET_COMMENT})
+
+
+def _existing(spec_path: Path, counterparts_path: Path
+              ) -> tuple[dict[str, dict[str, Any]], dict[str, list[dict[str, Any]]]]:
+    """The APIs and counterparts already written (file form), to keep hand edits."""
+    from dlfuzz.engines.api.counterparts.model import load_counterparts
+    from dlfuzz.engines.api.counterparts.model import to_json as cp_json
+    from dlfuzz.engines.api.libspecs import to_json
+
+    apis = {s.api: to_json(s) for s in load_file(spec_path)} if spec_path.exists() else {}
+    cps: dict[str, list[dict[str, Any]]] = {}
+    if counterparts_path.exists():
+        for api, group in load_counterparts("numpy", counterparts_path).items():
+            cps[api] = [cp_json(cp) for cp in group]
+    return apis, cps
+
+
+def _numpy_target(seed: Seed) -> str:
+    """The API path of a seed in the spec set (numpy's own function)."""
+    raw = seed["bindings"].get("numpy")
+    if isinstance(raw, str):
+        return raw
+    if isinstance(raw, dict) and "target" in raw:
+        return str(raw["target"])
+    return default_target("numpy", seed["name"])
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m dlfuzz.engines.api.extract")
-    parser.add_argument("--out", type=Path, default=DEFAULT_SPEC_FILE)
-    parser.add_argument("--only", nargs="*", default=None, help="rebuild just these specs")
+    parser = argparse.ArgumentParser(prog="python -m dlfuzz.specgen.numpy_like")
+    parser.add_argument("--out", type=Path, default=NUMPY_SPEC_FILE,
+                        help="the spec set file (format 2)")
+    parser.add_argument("--counterparts-out", type=Path, default=NUMPY_COUNTERPARTS_FILE,
+                        help="its counterparts file")
+    parser.add_argument("--only", nargs="*", default=None, help="rebuild just these functions")
     parser.add_argument("--no-calibrate", action="store_true")
     parser.add_argument("--compiled", action="store_true",
                         help="also find what jax-jit/torch-compile/tf-xla cannot run "
                              "(slow: minutes of compilation)")
     parser.add_argument("--fresh", action="store_true",
-                        help="ignore the existing JSON (hand edits are lost)")
+                        help="ignore the existing files (hand edits are lost)")
     args = parser.parse_args(argv)
 
-
-    existing: dict[str, dict] = {}
-    if args.out.exists() and not args.fresh:
-        existing = {s["name"]: s for s in json.loads(args.out.read_text())["specs"]}
+    existing, existing_cps = ({}, {}) if args.fresh else _existing(args.out,
+                                                                     args.counterparts_out)
     seeds = [s for s in catalog() if args.only is None or s["name"] in args.only]
-    fresh = {}
+    fresh: dict[str, dict[str, Any]] = {}
+    fresh_cps: dict[str, list[dict[str, Any]]] = {}
     for s in seeds:
-        spec, notes = derive(s)
-        fresh[s["name"]] = spec
+        entry, notes = derive(s)
+        api, cps = to_format2(entry)
+        fresh[api["api"]], fresh_cps[api["api"]] = api, cps
         for note in notes:
             print(f"{s['name']}: {note}", file=sys.stderr)
-    if args.no_calibrate:  # keep the calibrated dtypes of specs already in the file
-        for name, spec in fresh.items():
+    if args.no_calibrate:  # keep the calibrated dtypes of APIs already in the file
+        for name, api in fresh.items():
             if name in existing:
-                spec["dtypes"] = existing[name]["dtypes"]
-    merged = [fresh.get(s["name"]) or existing.get(s["name"]) for s in catalog()]
-    merged += [s for n, s in existing.items() if n not in {c["name"] for c in catalog()}]
-    merged = [s for s in merged if s is not None]
+                api["dtypes"] = existing[name]["dtypes"]
+    order = [_numpy_target(s) for s in catalog()]
+    order += [n for n in fresh if n not in order]
+    order += [n for n in existing if n not in order]
+    merged = [fresh.get(n) or existing.get(n) for n in order]
+    merged = [a for a in merged if a is not None]
+    cps_of = {**existing_cps, **fresh_cps}
     if not args.no_calibrate and fresh:
         # The catalog's dtypes are the candidates.
-        verdicts = calibrate(_as_specs(list(fresh.values()), args.out))
-        for spec in merged:
-            if spec["name"] in verdicts:
-                kept, reasons = verdicts[spec["name"]]
-                spec["dtypes"] = compress_dtypes(kept)
+        specs, cps = loaded(list(fresh.values()),
+                            [c for n in fresh for c in fresh_cps[n]], args.out)
+        verdicts = calibrate(specs, cps)
+        for api in merged:
+            if api["api"] in verdicts:
+                kept, reasons = verdicts[api["api"]]
+                api["dtypes"] = compress_dtypes(kept)
                 for dtype, why in reasons.items():
-                    print(f"{spec['name']}: {dtype} dropped: {why}", file=sys.stderr)
-        empty = [s["name"] for s in merged if not s["dtypes"]]
+                    print(f"{api['api']}: {dtype} dropped: {why}", file=sys.stderr)
+        empty = [a["api"] for a in merged if not a["dtypes"]]
         if empty:
             print(f"no dtype survived, removed: {', '.join(empty)}", file=sys.stderr)
-        merged = [s for s in merged if s["dtypes"]]
+        merged = [a for a in merged if a["dtypes"]]
     if args.compiled:
-        limits = calibrate_compiled(_as_specs([s for s in merged if s["name"] in fresh],
-                                              args.out))
-        for spec in merged:
-            if spec["name"] in fresh:
-                known = {**spec.get("unsupported", {}), **limits.get(spec["name"], {})}
+        specs, cps = loaded([a for a in merged if a["api"] in fresh],
+                            [c for n in fresh for c in fresh_cps[n]], args.out)
+        limits = calibrate_compiled(specs, cps)
+        for api in merged:
+            if api["api"] in fresh:
+                known = {**api.get("unsupported", {}), **limits.get(api["api"], {})}
                 if known:
-                    spec["unsupported"] = known
-    dump(merged, args.out)
-    print(f"wrote {len(merged)} specs to {args.out}", file=sys.stderr)
+                    api["unsupported"] = known
+    write(merged, [c for a in merged for c in cps_of.get(a["api"], [])], args.out,
+          args.counterparts_out)
+    print(f"wrote {len(merged)} APIs to {args.out} and their counterparts to "
+          f"{args.counterparts_out}", file=sys.stderr)
 
 
 if __name__ == "__main__":
