@@ -79,7 +79,7 @@ def _walk(target: str) -> Any:
                 if exc.name == name or name.startswith(f"{exc.name}."):
                     continue  # this prefix is no module (a deeper import failing is a bug)
                 raise ResolveError(target, f"importing {name} failed ({exc})") from exc
-            except ImportError as exc:
+            except Exception as exc:  # noqa: BLE001 - a module that fails to import
                 raise ResolveError(target, f"importing {name} failed ({exc})") from exc
         try:
             return _follow(target, module, name, parts[cut:])
