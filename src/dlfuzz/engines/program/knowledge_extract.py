@@ -38,7 +38,6 @@ from dlfuzz.engines.api.extraction.docstrings import constraints_from_doc, hints
 from dlfuzz.engines.api.libspecs import LibParam, LibSpec, dump
 from dlfuzz.engines.program import knowledge as kb
 from dlfuzz.engines.program.knowledge_context import context_for
-from dlfuzz.libraries import get
 
 HAND_FILE = kb.DATA_DIR / "hand_rules.json"
 TORCH_EXCLUDE = frozenset({
@@ -65,7 +64,7 @@ def layer_classes(library: str) -> list[tuple[str, type]]:
         for name, obj in vars(nn).items():
             if (inspect.isclass(obj) and issubclass(obj, nn.Module) and not name.startswith("_")
                     and name not in TORCH_EXCLUDE and not name.endswith(("Loss", "Loss2d"))):
-                out.append((get("torch").layers + name, obj))
+                out.append((libraries.get("torch").layers + name, obj))
         return out
     if library == "keras":
         os.environ.setdefault("KERAS_BACKEND", "torch")
@@ -79,7 +78,7 @@ def layer_classes(library: str) -> list[tuple[str, type]]:
             alias = name.startswith("Convolution") or ("Pool" in name and "Pooling" not in name)
             if obj not in seen or (not alias and _is_alias(seen[obj])):
                 seen[obj] = name
-        return [(get("keras").layers + n, c) for c, n in seen.items()]
+        return [(libraries.get("keras").layers + n, c) for c, n in seen.items()]
     raise SystemExit(f"unknown library {library!r}; use torch or keras")
 
 
