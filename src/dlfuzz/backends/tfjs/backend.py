@@ -26,8 +26,10 @@ from dlfuzz.backends.base import Backend, NativeCrash, StageError
 from dlfuzz.backends.tfjs import install
 from dlfuzz.cases import ApiCase, GraphCase
 from dlfuzz.errors import UsageError
+from dlfuzz.libraries import get
 
 HERE = Path(__file__).resolve().parent
+LIBRARY = get("tfjs")
 VERSION_ENV = "DLFUZZ_TFJS_VERSION"
 # Test-only JS patches (``module.exports = function (tf) {...}``), applied to every live
 # tfjs backend of this worker and again after each restart of its child.
@@ -74,7 +76,7 @@ class TfjsBackend(Backend):
     """The Node backends; ``tfjs_backend`` is what ``tf.setBackend`` gets."""
 
     name = "tfjs-cpu"
-    library = "tfjs"
+    library = LIBRARY.name
     tfjs_backend: ClassVar[str] = "cpu"
     repro_import = ""
     repro_suffix: ClassVar[str] = ".js"
