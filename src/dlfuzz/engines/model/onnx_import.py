@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from dlfuzz.cases import DTYPES
-from dlfuzz.engines.model.importers import DEFAULT_BATCH, ImportNet, Unsupported, ir_axis, require
+from dlfuzz.engines.model.import_net import DEFAULT_BATCH, ImportNet, Unsupported, ir_axis, require
 from dlfuzz.errors import UsageError
 from dlfuzz.ir.graph import InvalidGraph, TensorType
 from dlfuzz.ir.model import Model
