@@ -30,7 +30,7 @@ def _ints(value: Any, n: int) -> tuple[int, ...]:
     return (int(value),) * n if isinstance(value, int) else tuple(int(v) for v in value)
 
 
-def _pairs(value: Any, n: int) -> tuple[tuple[int, int], ...]:
+def _pairs(value: Any, n: int) -> tuple[tuple[int, ...], ...]:
     """Keras padding/cropping: an int, a (before, after) pair (1D) or n pairs."""
     if isinstance(value, int):
         return ((value, value),) * n
@@ -180,7 +180,8 @@ def _k_concat(net: ImportNet, layer: Any, cfg: dict[str, Any], ins: list[str]) -
 def _k_padding(op: str, n: int, key: str) -> KerasHandler:
     def handler(net: ImportNet, layer: Any, cfg: dict[str, Any], ins: list[str]) -> str:
         _k_channels_last(cfg)
-        return net.add(op, ins[0], **{key: _pairs(cfg[key], n)})
+        attrs: dict[str, Any] = {key: _pairs(cfg[key], n)}
+        return net.add(op, ins[0], **attrs)
     return handler
 
 
@@ -244,7 +245,8 @@ KERAS_LAYERS: dict[str, KerasHandler] = {
     "LayerNormalization": _k_norm("LayerNorm", ("gamma", "beta")),
     "ReLU": _k_relu,
     "LeakyReLU": lambda net, layer, cfg, ins: net.add(
-        "LeakyReLU", ins[0], alpha=float(cfg.get("negative_slope", cfg.get("alpha", 0.3)))),
+        "LeakyReLU", ins[0], alpha=float(cfg["negative_slope"] if "negative_slope" in cfg
+                                         else cfg.get("alpha", 0.3))),
     "PReLU": _k_prelu,
     "ELU": lambda net, layer, cfg, ins: net.add("ELU", ins[0], alpha=float(cfg["alpha"])),
     "Softmax": _k_softmax,

@@ -130,7 +130,7 @@ def dense() -> OpKind:
         return (*ins[0].shape[:-1], a["units"])
 
     def weights(ins: list[TensorType], a: dict[str, Any]) -> dict[str, tuple[int, ...]]:
-        w = {"kernel": (ins[0].shape[-1], a["units"])}
+        w: dict[str, tuple[int, ...]] = {"kernel": (ins[0].shape[-1], a["units"])}
         if a["use_bias"]:
             w["bias"] = (a["units"],)
         return w
