@@ -99,7 +99,7 @@ C = TypeVar("C", bound=NodeCtx)
 
 
 @dataclass
-class Lowered:
+class LoweredNodes:
     """The node loop's result: names of the inputs, build lines, model lines, results."""
 
     params: list[str]
@@ -110,7 +110,7 @@ class Lowered:
 
 def lower_nodes(graph: Graph, probe: bool, ctx_type: type[C],
                 emitters: Mapping[str, Callable[[C], list[str]]],
-                reserved: Iterable[str]) -> Lowered:
+                reserved: Iterable[str]) -> LoweredNodes:
     """Run every node's emitter in order; each line is tagged ``# <id> <Op>``.
 
     ``results`` are the graph outputs, or with ``probe`` every node's value in node order.
@@ -130,7 +130,7 @@ def lower_nodes(graph: Graph, probe: bool, ctx_type: type[C],
         setup += [line + tag for line in ctx.setup]
         body += [line + tag for line in lines]
     results = [var[n.id] for n in graph.nodes] if probe else [var[v] for v in graph.outputs]
-    return Lowered([var[x] for x in graph.input_names], setup, body, results)
+    return LoweredNodes([var[x] for x in graph.input_names], setup, body, results)
 
 
 def num(value: float) -> str:
