@@ -1,0 +1,302 @@
+"""Triage: dedup by signature, confirmation by re-running, the bug folder, reduction.
+
+Cases run in real numpy and torch workers. torch carries two planted bugs: the steady
+``planted_torch_cumsum`` (float32, scanned axis of 7 or more: the last sum is 1.0 too
+high) and a flaky one written below, in ``torch.cumprod``, wrong on every other call.
+Bugs are stored in a real campaign Store.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+from real_workers import COMPILED, LIBRARY_OF, PLANTED, make_judge, outcome, started_pool
+
+from dlfuzz.backends.numpy_backend import NumpyBackend
+from dlfuzz.cases import ApiCase, Call, Finding, Outcome, Ref, Tensor
+from dlfuzz.executor.pool import Pool
+from dlfuzz.oracles.base import OracleContext
+from dlfuzz.oracles.differential import DifferentialOracle
+from dlfuzz.store.db import Store
+from dlfuzz.triage.triager import Triage, TriageSettings
+
+FLAKY_CUMPROD = '''"""Test-only: torch.cumprod adds 1.0 to the last product of float32 inputs on every
+other call (the 1st, 3rd, ...): a bug that shows on some runs only."""
+import torch
+
+_real_cumprod = torch.cumprod
+_calls = [0]
+
+
+def cumprod(input, dim, *, dtype=None, out=None):
+    result = _real_cumprod(input, dim, dtype=dtype)
+    if input.dtype == torch.float32:
+        _calls[0] += 1
+        if _calls[0] % 2 == 1:
+            result = result.clone()
+            result.select(dim, -1).add_(1.0)
+    if out is not None:
+        out.copy_(result)
+        return out
+    return result
+
+
+torch.cumprod = cumprod
+'''
+
+RNG = np.random.default_rng(11)
+ROWS = RNG.uniform(-2.0, 2.0, (3, 8)).astype(np.float32)  # the cumsum bug fires (8 >= 7)
+
+
+class Harness:
+    """What a campaign hands triage: a checker running cases through the oracle."""
+
+    def __init__(self, pool: Pool) -> None:
+        self.pool = pool
+        self.judge, _ = make_judge(pool)
+        self.ctx = OracleContext(self.judge, LIBRARY_OF, COMPILED)
+        self.oracle = DifferentialOracle()
+        self.checked: list[int] = []  # cases per checker call
+
+    def check(self, cases: Sequence[ApiCase], only: Sequence[str]
+              ) -> list[tuple[dict[str, Outcome], list[Finding]]]:
+        self.checked.append(len(cases))
+        results = self.pool.run(cases, only=only)
+        found = self.oracle.check_many(list(zip(cases, results, strict=True)), self.ctx)
+        return list(zip(results, found, strict=True))
+
+    def finding(self, case: ApiCase) -> Finding:
+        (_, found), = self.check([case], ["numpy", "torch"])
+        assert len(found) == 1, found
+        return found[0]
+
+    def triage(self, store: Store, **settings: object) -> Triage:
+        from dlfuzz.backends.torch_backend import TorchBackend
+
+        backends = {"numpy": NumpyBackend(), "torch": TorchBackend()}
+        versions = {"numpy": "n", "torch": "t"}
+        t = Triage(store, self.check, self.judge, backends, versions,
+                   {"numpy": False, "torch": False}, TriageSettings(**settings))  # type: ignore[arg-type]
+        self.checked.clear()
+        return t
+
+
+@pytest.fixture(scope="module")
+def pool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pool]:
+    plants = tmp_path_factory.mktemp("plants")
+    (plants / "planted_flaky_cumprod.py").write_text(FLAKY_CUMPROD)
+    with started_pool(preload={"torch": ("planted_torch_cumsum", "planted_flaky_cumprod")},
+                      extra_path=[plants]) as p:
+        yield p
+
+
+@pytest.fixture
+def harness(pool: Pool) -> Harness:
+    return Harness(pool)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    s = Store.create(tmp_path / "campaign", {"test": True})
+    yield s
+    s.close()
+
+
+def scan_case(api: str, x: np.ndarray) -> ApiCase:
+    calls = (("numpy", Call(f"numpy.{api}", (Ref(0),), (("axis", -1),))),
+             ("torch", Call(f"torch.{api}", (Ref(0),), (("dim", -1),))))
+    return ApiCase(api, (Tensor.from_numpy(x),), calls)
+
+
+# ---- confirmation ----------------------------------------------------------------------
+
+def test_a_bug_every_rerun_shows_is_confirmed_and_stored(harness: Harness, store: Store):
+    case = scan_case("cumsum", ROWS)
+    finding = harness.finding(case)
+    triage = harness.triage(store, confirm_runs=3, reduce=False)
+    bug_id, new = triage.handle(finding, case)
+    assert new
+    assert harness.checked == [3]  # the confirmation re-runs, in one round trip
+    row = store.bug(bug_id)
+    assert row is not None and row.confirmed
+    assert (row.status, row.confirm_runs, row.confirm_hits, row.occurrences) == (
+        "confirmed", 3, 3, 1)
+    assert (row.signature, row.symptom, row.guilty_backend, row.api, row.stage) == (
+        finding.signature, "numeric", "torch", "cumsum", "call")
+    assert row.message == finding.message
+    assert row.details == dict(finding.details)
+    assert store.blobs.get(row.case_blob) == case
+    assert row.reduced_blob is None
+    assert store.bug_by_signature(finding.signature).id == bug_id
+    assert [b.id for b in store.bugs("confirmed")] == [bug_id]
+    assert row.dir is not None and (store.root / row.dir).is_dir()
+
+
+def test_the_bug_folder_holds_case_meta_and_a_reproducer_per_backend(harness: Harness,
+                                                                       store: Store):
+    case = scan_case("cumsum", ROWS)
+    finding = harness.finding(case)
+    bug_id, _ = harness.triage(store, reduce=False).handle(finding, case)
+    folder = store.root / store.bug(bug_id).dir
+    described = json.loads((folder / "case.json").read_text())
+    assert described["api"] == "cumsum"
+    assert described["tensors"] == [{"dtype": "float32", "shape": [3, 8]}]
+    assert {lib: c["target"] for lib, c in described["calls"].items()} == {
+        "numpy": "numpy.cumsum", "torch": "torch.cumsum"}
+    meta = json.loads((folder / "meta.json").read_text())
+    assert meta["id"] == bug_id
+    assert (meta["signature"], meta["symptom"], meta["guilty_backend"], meta["api"]) == (
+        finding.signature, "numeric", "torch", "cumsum")
+    assert meta["reduced"] is False
+    assert meta["repro"] == {"numpy": "repro_numpy.py", "torch": "repro_torch.py"}
+    for name in ("repro_numpy.py", "repro_torch.py", "inputs.npz", "error.log",
+                 "outputs/numpy.npz", "outputs/torch.npz"):
+        assert (folder / name).is_file(), name
+    with np.load(folder / "inputs.npz") as inputs:
+        np.testing.assert_array_equal(inputs["x0"], ROWS)
+    with np.load(folder / "outputs" / "torch.npz") as out:
+        wrong = np.cumsum(ROWS, axis=-1)
+        assert np.allclose(out["out0"][:, -1], wrong[:, -1] + 1.0, atol=1e-5)
+
+
+def test_the_reproducer_fails_where_the_bug_is_and_passes_where_it_is_not(harness: Harness,
+                                                                         store: Store):
+    case = scan_case("cumsum", ROWS)
+    bug_id, _ = harness.triage(store, reduce=False).handle(harness.finding(case), case)
+    folder = store.root / store.bug(bug_id).dir
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        p for p in (str(PLANTED), os.environ.get("PYTHONPATH", "")) if p))
+
+    def exit_code(script: str, plant: str = "") -> int:
+        code = (f"import {plant}\n" if plant else "") + (
+            "import runpy, sys\n"
+            f"sys.argv = [{script!r}]\n"
+            f"runpy.run_path({script!r}, run_name='__main__')\n")
+        return subprocess.run([sys.executable, "-c", code], cwd=folder, env=env,
+                              capture_output=True, timeout=120).returncode
+
+    # numpy computes it right: its script passes against the same expected values.
+    assert exit_code("repro_numpy.py") == 0
+    assert exit_code("repro_torch.py", plant="planted_torch_cumsum") == 1  # bug present
+
+
+def test_a_bug_one_rerun_misses_is_flaky_and_gets_no_folder(harness: Harness, store: Store):
+    x = RNG.uniform(0.5, 1.5, (2, 6)).astype(np.float32)
+    case = scan_case("cumprod", x)
+    finding = harness.finding(case)  # the 1st call: wrong
+    assert finding.guilty_backend == "torch"
+    bug_id, new = harness.triage(store, confirm_runs=2).handle(finding, case)  # right, wrong
+    row = store.bug(bug_id)
+    assert new and not row.confirmed
+    assert (row.status, row.confirm_runs, row.confirm_hits) == ("flaky", 2, 1)
+    assert row.dir is None and not (store.bugs_dir / bug_id).exists()
+    assert store.bugs("confirmed") == []
+    assert harness.checked == [2]  # no reduction of a flaky bug
+
+
+def test_a_finding_no_rerun_shows_is_flaky(harness: Harness, store: Store):
+    short = ROWS[:, :5]  # the planted bug does not fire here
+    case = scan_case("cumsum", short)
+    outcomes = harness.pool.run([case])[0]
+    glitch = outcomes["torch"].outputs[0].to_numpy()
+    glitch[0, 0] += 1.0
+    outcomes["torch"] = outcome("torch", glitch)
+    (finding,) = harness.oracle.check(case, outcomes, harness.ctx)
+    bug_id, _ = harness.triage(store, confirm_runs=2).handle(finding, case)
+    row = store.bug(bug_id)
+    assert (row.status, row.confirm_hits) == ("flaky", 0)
+
+
+def test_a_known_signature_only_counts_an_occurrence(harness: Harness, store: Store):
+    case = scan_case("cumsum", ROWS)
+    finding = harness.finding(case)
+    triage = harness.triage(store, reduce=False)
+    bug_id, new = triage.handle(finding, case)
+    assert new
+    harness.checked.clear()
+    other = scan_case("cumsum", RNG.uniform(-9, 9, (5, 12)).astype(np.float32))
+    again = harness.finding(other)
+    assert again.signature == finding.signature
+    harness.checked.clear()
+    assert triage.handle(again, other) == (bug_id, False)
+    assert harness.checked == []  # nothing re-run
+    row = store.bug(bug_id)
+    assert row.occurrences == 2
+    assert store.blobs.get(row.case_blob) == case  # the first case stays the bug's case
+    assert len(store.bugs()) == 1
+
+
+# ---- reduction -------------------------------------------------------------------------
+
+def test_reduction_keeps_the_signature_and_shrinks_the_case(harness: Harness, store: Store):
+    big = RNG.uniform(-3.0, 3.0, (4, 16)).astype(np.float32)
+    case = scan_case("cumsum", big)
+    finding = harness.finding(case)
+    bug_id, _ = harness.triage(store, reduce=True, max_reduce_runs=60).handle(finding, case)
+    row = store.bug(bug_id)
+    assert row.confirmed and row.reduced_blob is not None
+    reduced = store.blobs.get(row.reduced_blob)
+    (x,) = reduced.tensors
+    assert x.size < big.size
+    assert x.shape[-1] >= 7  # below that the planted bug, hence the signature, is gone
+    (_, found), = harness.check([reduced], ["numpy", "torch"])
+    assert finding.signature in {f.signature for f in found}
+    folder = store.root / row.dir
+    meta = json.loads((folder / "meta.json").read_text())
+    assert meta["reduced"] is True and 0 < meta["reduce_runs"] <= 60
+    assert set(meta["reduce_stats"]) >= {"shrink_axes", "drop_unit_axes", "simplify_values"}
+    accepted = sum(s["accepted"] for s in meta["reduce_stats"].values())
+    assert accepted >= 1
+    assert json.loads((folder / "case.json").read_text())["tensors"] == [
+        {"dtype": "float32", "shape": list(x.shape)}]
+    with np.load(folder / "inputs.npz") as inputs:
+        np.testing.assert_array_equal(inputs["x0"], x.to_numpy())
+
+
+def test_reduction_stays_within_its_run_budget(harness: Harness, store: Store):
+    case = scan_case("cumsum", RNG.uniform(-3.0, 3.0, (4, 16)).astype(np.float32))
+    finding = harness.finding(case)
+    bug_id, _ = harness.triage(store, reduce=True, max_reduce_runs=5,
+                               confirm_runs=2).handle(finding, case)
+    meta = json.loads((store.root / store.bug(bug_id).dir / "meta.json").read_text())
+    assert meta["reduced"] is True and meta["reduce_runs"] <= 5
+    # Confirmation (2), at most 5 candidates, one re-check of the result.
+    assert sum(harness.checked) <= 2 + 5 + 1
+
+
+def test_no_reduction_once_the_campaign_budget_is_spent(harness: Harness, store: Store):
+    case = scan_case("cumsum", ROWS)
+    finding = harness.finding(case)
+    triage = harness.triage(store, reduce=True)
+    triage.time_left = lambda: 0.0
+    bug_id, _ = triage.handle(finding, case)
+    row = store.bug(bug_id)
+    assert row.confirmed and row.reduced_blob is None
+    assert json.loads((store.root / row.dir / "meta.json").read_text())["reduced"] is False
+    assert harness.checked == [2]
+
+
+def test_confirmation_reruns_the_guilty_backend_and_every_eager_one(harness: Harness,
+                                                                   store: Store):
+    from dlfuzz.backends.torch_backend import TorchBackend, TorchCompileBackend
+
+    backends = {"numpy": NumpyBackend(), "torch": TorchBackend(),
+                "torch-compile": TorchCompileBackend()}
+    compiled = {"numpy": False, "torch": False, "torch-compile": True}
+    triage = Triage(store, harness.check, harness.judge, backends, {}, compiled,
+                    TriageSettings())
+
+    def blaming(backend: str) -> Finding:
+        return Finding("differential", "numeric", "cumsum", backend, "call", "m", "s", "c")
+
+    assert triage.needed_backends(blaming("torch-compile")) == ["numpy", "torch",
+                                                                "torch-compile"]
+    # An eager backend's bug needs no compiled worker to confirm it.
+    assert triage.needed_backends(blaming("numpy")) == ["numpy", "torch"]
