@@ -19,11 +19,12 @@ from typing import Any
 from dlfuzz import registry
 from dlfuzz.backends.base import Backend, load_backend_class
 from dlfuzz.cases import ApiCase, Finding, Outcome
+from dlfuzz.engines.base import Engine
 from dlfuzz.errors import UsageError
 from dlfuzz.executor.pool import Pool, WorkerConfig
 from dlfuzz.oracles.base import Oracle, OracleContext
 from dlfuzz.oracles.reference import REFERENCE_PREFERENCE, Judge
-from dlfuzz.settings import CampaignSettings
+from dlfuzz.settings import CampaignSettings, engine_class
 from dlfuzz.store.db import Store
 from dlfuzz.triage.triager import Triage, TriageSettings
 
@@ -66,7 +67,7 @@ def resolve_backends(settings: CampaignSettings) -> list[str]:
         registry.import_string("backend", name)  # unknown names fail here, clearly
     if settings.reference != "auto":
         return chosen
-    kind = getattr(registry.load("engine", settings.engine), "case_kind", "api")
+    kind = engine_class(settings.engine).case_kind
 
     def reference_capable(name: str) -> type[Backend] | None:
         cls = load_backend_class(registry.import_string("backend", name))
@@ -112,18 +113,17 @@ class Campaign:
         self.pool = Pool(self.configs)
         self.oracles: list[Oracle] = [registry.load("oracle", n)()
                                       for n in registry.names("oracle")]
-        engine_cls = registry.load("engine", settings.engine)
-        kind = getattr(engine_cls, "case_kind", "api")
+        engine_cls = engine_class(settings.engine)
+        kind = engine_cls.case_kind
         libraries = tuple(dict.fromkeys(b.library for b in self.backends.values()
                                         if kind in b.case_kinds))
         if not libraries:
             raise UsageError(f"none of the backends {', '.join(self.backend_names)} can run "
                              f"the {settings.engine} engine's cases; choose others")
-        options = {k: getattr(settings, k) for k in getattr(engine_cls, "settings_keys", ())}
-        self.engine = engine_cls(seed=settings.seed, libraries=libraries,
-                                 apis=list(settings.apis) or None, **options)
-        if hasattr(self.engine, "keep_programs"):  # generated programs, kept as .py files
-            self.engine.keep_programs(store.root / "programs")
+        self.engine: Engine = engine_cls.from_settings(
+            seed=settings.seed, libraries=libraries, apis=list(settings.apis) or None,
+            settings=settings.engine_settings)
+        self.engine.keep_programs(store.root / "programs")  # generated programs, as .py files
         self.progress = Progress(budget_s=settings.budget_s)
         self._stop = False
 
@@ -142,16 +142,14 @@ class Campaign:
             self.ctx.stats["dlfuzz_errors"] += own
             items = [(case, {b: o for b, o in outcomes.items() if o.stage != "dlfuzz"})
                      for case, outcomes in items]
-        unsupported = getattr(self.engine, "unsupported_backends", None)
-        if unsupported is not None:
-            # Documented limits (tf-xla has no determinant kernel): not evidence of a bug.
-            items = [(case, {b: o for b, o in outcomes.items() if b not in unsupported(case)})
-                     for case, outcomes in items]
+        # Documented limits (tf-xla has no determinant kernel): not evidence of a bug.
+        unsupported = self.engine.unsupported_backends
+        items = [(case, {b: o for b, o in outcomes.items() if b not in unsupported(case)})
+                 for case, outcomes in items]
         for oracle in self.oracles:
             # Each oracle judges the kinds of case it knows (programs have their own).
-            kinds = getattr(oracle, "case_kinds", ("api", "graph"))
             index = [i for i, (case, _) in enumerate(items)
-                     if getattr(case, "kind", "api") in kinds]
+                     if getattr(case, "kind", "api") in oracle.case_kinds]
             if not index:
                 continue
             judged = oracle.check_many([items[i] for i in index], self.ctx)
@@ -179,13 +177,13 @@ class Campaign:
         judge = Judge(self._runner, [n for n in self.backend_names if not self.compiled[n]],
                       self.library_of, seed=self.settings.seed)
         self.ctx = OracleContext(judge, self.library_of, self.compiled,
-                                 broken=getattr(self.engine, "broken_constraints", None),
-                                 deterministic=getattr(self.engine, "is_deterministic", None))
+                                 broken=self.engine.broken_constraints,
+                                 deterministic=self.engine.is_deterministic)
         self.triage = Triage(
             self.store, self.check, judge, self.backends, versions, self.compiled,
             TriageSettings(self.settings.confirm_runs, self.settings.reduce,
                            self.settings.max_reduce_runs),
-            rebuild=getattr(self.engine, "rebuild", None))
+            rebuild=self.engine.rebuild)
         self.triage.time_left = lambda: self.settings.budget_s - self.progress.elapsed
         self.store.set_meta(versions=versions, backends_resolved=self.backend_names)
         return versions
@@ -218,8 +216,7 @@ class Campaign:
 
     def _run_batch(self, idx: int) -> None:
         t0 = time.time()
-        if hasattr(self.engine, "reseed"):
-            self.engine.reseed(idx)
+        self.engine.reseed(idx)
         cases = self.engine.propose(self.settings.batch_size)
         results = self.pool.run(cases)
         items = list(zip(cases, results, strict=True))
@@ -285,14 +282,15 @@ class Campaign:
                 return
 
 
-def open_campaign(out: Path | None, resume: Path | None, settings: CampaignSettings
+def open_campaign(out: Path | None, resume: Path | None, settings: CampaignSettings | None
                   ) -> tuple[Store, CampaignSettings]:
-    """A new store for ``out``, or the existing one and its stored settings for ``resume``."""
+    """A new store for ``out``, or the existing one and its stored settings for ``resume``
+    (``settings`` is then unused: a resumed campaign runs as it started)."""
     if resume is not None:
         store = Store.open(resume, "--resume")
         stored = CampaignSettings.from_json(store.meta()["settings"])
         return store, stored
-    if out is None:
+    if out is None or settings is None:
         raise UsageError("dlfuzz run needs --out DIR (a new campaign) or --resume DIR")
     store = Store.create(out, {"settings": settings.to_json()})
     return store, settings

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from dlfuzz.engines.api import libspecs
-from dlfuzz.engines.api.counterparts import sources
 from dlfuzz.engines.api.counterparts.model import Counterpart
-from dlfuzz.engines.api.counterparts.same_name import adapt, function_params
-from dlfuzz.engines.api.counterparts.validate import validate
+from dlfuzz.specgen.counterparts import sources
+from dlfuzz.specgen.counterparts.same_name import adapt, function_params
+from dlfuzz.specgen.counterparts.validate import validate
 
 pytest.importorskip("torch")
 pytest.importorskip("tensorflow")

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from dlfuzz.engines.api.constraints import Env, holds, parse
-from dlfuzz.engines.api.extraction.validation import constraints_from_source
+from dlfuzz.specgen.validation import constraints_from_source
 
 
 def _params(fn: object) -> list[str]:

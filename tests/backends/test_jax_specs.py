@@ -122,7 +122,7 @@ def test_adjusted_inputs_run_on_jax_eager(specs: dict[str, LibSpec]) -> None:
 
 
 def test_extractor_reads_jax_code() -> None:
-    from dlfuzz.engines.api.extraction import jax_apis
+    from dlfuzz.specgen import jax_apis
 
     def spec(api: str) -> LibSpec:
         return jax_apis.build_spec(api, "test", Backend().resolve(api))

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from dlfuzz.engines.api.constraints import parse
-from dlfuzz.engines.api.extraction.refine import refine, valid_rate
 from dlfuzz.engines.api.libspecs import LibParam, LibSpec
+from dlfuzz.specgen.refine import refine, valid_rate
 
 
 def T(name: str, **kw: Any) -> LibParam:  # noqa: N802 - reads like a type
@@ -81,7 +81,7 @@ def test_valid_rate_measures_refined_specs(refined: Any, pool: Any) -> None:
 
 
 def test_dtype_messages_become_dtype_lists() -> None:
-    from dlfuzz.engines.api.extraction.refine import _dtype_list
+    from dlfuzz.specgen.refine import _dtype_list
 
     spec = LibSpec("torch", "torch.nanmean", (T("input", dtypes=("complex64", "complex128")),
                                               T("other")))
@@ -94,7 +94,7 @@ def test_dtype_messages_become_dtype_lists() -> None:
 
 
 def test_narrowing_needs_evidence_beyond_bad_luck() -> None:
-    from dlfuzz.engines.api.extraction.refine import _narrow
+    from dlfuzz.specgen.refine import _narrow
 
     spec = LibSpec("torch", "torch.x", (T("input"),))
     # float64 failed 3 times while float32 passed 1 time in 10: could be luck, kept

@@ -106,7 +106,7 @@ def test_adjusted_inputs_run_on_tf_eager(specs: dict[str, LibSpec]) -> None:
 
 
 def test_op_linkage_reads_op_definitions() -> None:
-    from dlfuzz.engines.api.extraction import tf_apis, tf_ops
+    from dlfuzz.specgen import tf_apis, tf_ops
 
     atan2 = tf_ops.link(tf.math.atan2, ["y", "x"])
     assert atan2 is not None and atan2.op == "Atan2"

@@ -47,7 +47,7 @@ def test_file_covers_tfjs_core(specs: dict[str, LibSpec]) -> None:
 
 
 def test_file_is_what_the_extractor_produces(specs: dict[str, LibSpec]) -> None:
-    from dlfuzz.engines.api.extraction import tfjs_apis
+    from dlfuzz.specgen import tfjs_apis
 
     fresh = {s.api: s for s in tfjs_apis.extract()}
     assert set(fresh) == set(specs)
@@ -82,9 +82,9 @@ def test_adjusted_inputs_run_on_tfjs_cpu(specs: dict[str, LibSpec]) -> None:
 
 def test_validated_counterparts_agree_with_tensorflow(specs: dict[str, LibSpec]) -> None:
     from dlfuzz.engines.api.counterparts import load_counterparts
-    from dlfuzz.engines.api.counterparts.validate import compare
     from dlfuzz.engines.api.libgen import LibGenerator, to_case
     from dlfuzz.executor.pool import Pool, WorkerConfig
+    from dlfuzz.specgen.counterparts.validate import compare
 
     table = load_counterparts("tfjs")
     assert sum(len(v) for v in table.values()) >= MIN_COUNTERPARTS

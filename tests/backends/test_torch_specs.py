@@ -85,7 +85,7 @@ def test_every_api_is_a_torch_callable_taking_the_spec_keywords(
 
 
 def test_file_is_what_the_extractor_produces(specs: dict[str, libspecs.LibSpec]) -> None:
-    from dlfuzz.engines.api.extraction import torch_apis
+    from dlfuzz.specgen import torch_apis
 
     fresh = {s.api: s for s in torch_apis.extract(calibrate=False)}
     missing = sorted(set(specs) - set(fresh))

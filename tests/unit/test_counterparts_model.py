@@ -24,8 +24,8 @@ from dlfuzz.engines.api.counterparts.compose_common import (
     torch_softmax_dim,
 )
 from dlfuzz.engines.api.counterparts.llm_exec import run as llm_run
-from dlfuzz.engines.api.counterparts.same_name import Param, _doc_params, adapt
 from dlfuzz.errors import UsageError
+from dlfuzz.specgen.counterparts.same_name import Param, _doc_params, adapt
 
 SUM = Counterpart(
     "torch.sum", "tf", "same-name", "tensorflow.math.reduce_sum", args=("input", "dim"),
@@ -244,8 +244,8 @@ def test_decision_rules(tmp_path: Path) -> None:
     only drops the dtype; a third library agreeing with the candidate outvotes the API."""
     import numpy as np
 
-    from dlfuzz.engines.api.counterparts.inputs import make_input
-    from dlfuzz.engines.api.counterparts.validate import Validator, Verdict
+    from dlfuzz.specgen.counterparts.inputs import make_input
+    from dlfuzz.specgen.counterparts.validate import Validator, Verdict
 
     spec = _spec(tmp_path, "torch.sin", [{"name": "input", "type": ["tensor"]}])
     val = Validator({"torch.sin": spec})

@@ -1,4 +1,4 @@
-"""feedback.py over error messages captured from torch 2.13, TensorFlow 2.21 and JAX 0.10.
+"""errorfeedback over error messages captured from torch 2.13, TensorFlow 2.21 and JAX 0.10.
 
 Every message below was produced by running the library on a bad input (scratch script,
 not part of the suite); the draw beside it holds the inputs that produced it. The
@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from dlfuzz.engines.api.constraints import Env, TensorProps, holds, parse
-from dlfuzz.engines.api.extraction.feedback import constraints_from_error, dtype_of, shape_of
+from dlfuzz.engines.api.errorfeedback.engine import constraints_from_error, dtype_of, shape_of
 from dlfuzz.engines.api.libspecs import LibParam, LibSpec
 
 # ruff: noqa: E501 - verbatim messages

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from dlfuzz.engines.api.constraints import Env, holds, make, parse
-from dlfuzz.engines.api.extraction.validation import constraints_from_source
+from dlfuzz.specgen.validation import constraints_from_source
 
 _MODES = ("constant", "reflect")
 _SIZES = {"small": 1, "large": 2}

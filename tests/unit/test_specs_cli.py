@@ -126,7 +126,7 @@ def fake_extractor(monkeypatch):
             json.dump(TEXT_SPEC, fh)
         return 0
 
-    module = types.ModuleType("dlfuzz.engines.api.extraction.__main__")
+    module = types.ModuleType("dlfuzz.specgen.__main__")
     module.main = fake_main
     monkeypatch.setitem(sys.modules, module.__name__, module)
     for var in ("DLFUZZ_LLM_ENDPOINT", "DLFUZZ_LLM_MODEL"):

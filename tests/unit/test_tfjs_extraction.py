@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from dlfuzz.engines.api.constraints import Env, holds
-from dlfuzz.engines.api.extraction import tfjs_apis, tfjs_asserts
 from dlfuzz.engines.api.libspecs import LibSpec
+from dlfuzz.specgen import tfjs_apis, tfjs_asserts
 
 DTS = """
 import { Tensor, Tensor3D, Tensor4D, Scalar } from '../tensor';

@@ -67,7 +67,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--threads", type=int, help="library threads per worker (default 1)")
     p.add_argument("--tfjs-version", metavar="V",
                    help="TF.js release for the tfjs-* backends (see `dlfuzz tfjs install`)")
-    p.add_argument("--config", type=Path, help="TOML file with a [campaign] table")
+    p.add_argument("--config", type=Path,
+                   help="TOML file with a [campaign] table (engine options flat there or in "
+                        "the engine's table: [api], [model], [program])")
     p.add_argument("--profile", help="named settings: quick, ci, deep")
     p.add_argument("--quiet", action="store_true", help="no live status; a line per minute")
     p.set_defaults(func=run)
@@ -95,12 +97,9 @@ def _overrides(args: argparse.Namespace) -> dict:
         "program_data": str(Path(args.program_data).resolve()) if args.program_data else None,
         "tfjs_version": args.tfjs_version,
     }
-    if args.method is not None and args.method not in ("lemon", "dljsfuzzer"):
-        from dlfuzz.errors import UsageError
-
-        raise UsageError(f"--method {args.method!r}: choose lemon or dljsfuzzer")
-    for key in ("batch_size", "confirm_runs", "memory_limit_mb", "threads", "inputs_per_model",
-                "times_mt"):
+    # Engine options (method ... times_mt) are checked by the engine's settings class,
+    # which also refuses an option of another engine than the chosen one.
+    for key in ("batch_size", "confirm_runs", "memory_limit_mb", "threads"):
         if over[key] is not None and over[key] < 1:
             from dlfuzz.errors import UsageError
 
@@ -116,10 +115,12 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("give either --out DIR (new campaign) or --resume DIR, not both")
     if over["engine"] is not None:
         registry.import_string("engine", over["engine"])
-    settings = load_settings(args.config, args.profile, over)
     from dlfuzz.cli.tfjs_cmd import select_version
 
-    select_version(settings.tfjs_version, settings.backends)  # before a campaign dir exists
+    settings = None
+    if args.resume is None:  # a resumed campaign runs with its stored settings
+        settings = load_settings(args.config, args.profile, over)
+        select_version(settings.tfjs_version, settings.backends)  # before a campaign dir exists
     store, settings = open_campaign(args.out, args.resume, settings)
     if args.resume is not None:
         done = store.totals()["seconds"]

@@ -30,7 +30,7 @@ from dlfuzz.engines.api import libspecs
 from dlfuzz.engines.api.specs import DATA_DIR
 from dlfuzz.errors import UsageError
 
-EXTRACTION_MAIN = "dlfuzz.engines.api.extraction.__main__"
+EXTRACTION_MAIN = "dlfuzz.specgen.__main__"
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

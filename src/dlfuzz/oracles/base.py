@@ -40,7 +40,12 @@ class OracleContext:
 
 
 class Oracle:
+    """Judges cases from their outcomes. ``check`` (or ``check_many``) is the hook."""
+
     name = "oracle"
+    #: The kinds of case (``case.kind``) this oracle judges; the campaign hands it no
+    #: other. Programs have their own oracles, so the default is API calls and models.
+    case_kinds: tuple[str, ...] = ("api", "graph")
 
     def check(self, case: ApiCase, outcomes: dict[str, Outcome], ctx: OracleContext
               ) -> list[Finding]:

@@ -28,6 +28,7 @@ from dlfuzz.cases import ApiCase, DType, Finding, Outcome
 from dlfuzz.engines.api.generate import Generator
 from dlfuzz.engines.api.specs import ApiSpec, load_specs
 from dlfuzz.engines.api.values import draw_profile
+from dlfuzz.engines.base import Engine
 from dlfuzz.errors import UsageError
 
 DEFAULT_LIBRARIES = ("numpy", "torch", "jax", "tf")
@@ -72,10 +73,11 @@ class ApiStats:
         return max(MIN_WEIGHT * MIN_WEIGHT, base / (1 << min(self.costly, 16)))
 
 
-class ApiEngine:
+class ApiEngine(Engine):
     """Proposes ``ApiCase`` objects for numpy-like functions shared by the libraries."""
 
     name = "api"
+    case_kind = "api"
 
     def __init__(self, specs: Mapping[str, ApiSpec] | str | Path | None = None, seed: int = 0,
                  libraries: Sequence[str] = DEFAULT_LIBRARIES,

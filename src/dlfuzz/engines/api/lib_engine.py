@@ -35,9 +35,10 @@ from dlfuzz.cases import ApiCase, DType, Finding, Outcome
 from dlfuzz.engines.api.constraints import Env, holds, make
 from dlfuzz.engines.api.engine import COSTLY, ApiStats
 from dlfuzz.engines.api.libspecs import LIBRARY_FILES, LibSpec, load_file, load_library
+from dlfuzz.engines.api.settings import GENERATORS, ApiEngineSettings
+from dlfuzz.engines.base import Engine
 from dlfuzz.errors import UsageError
 
-GENERATORS = ("random", "typed", "adjust", "z3")
 GROUP_SIZE = (4, 8)
 # Constraints a violate-mode input may break: those the library's own code, errors or
 # operator definitions vouch for. Prose, LLM and hand-written ones can be narrower than
@@ -47,12 +48,12 @@ RECENT_OK = 16  # ok draws remembered per API, to check a learned constraint aga
 MAX_LEARNED = 8  # error-feedback constraints added per API in one campaign
 
 
-class LibApiEngine:
+class LibApiEngine(Engine):
     """Proposes ``ApiCase`` objects for the per-library APIs of the chosen libraries."""
 
     name = "api"
     case_kind = "api"
-    settings_keys = ("generator", "violate_share", "spec_files", "specials")
+    settings_class = ApiEngineSettings
 
     def __init__(self, seed: int = 0, libraries: Sequence[str] = ("torch", "jax"),
                  apis: Iterable[str] | None = None, generator: str = "adjust",
@@ -236,7 +237,7 @@ class LibApiEngine:
         return [cps[int(self.rng.integers(len(cps)))] for _, cps in sorted(by_lib.items())]
 
     def _learn(self, spec: LibSpec, draw: Any, outcome: Outcome) -> None:
-        from dlfuzz.engines.api.extraction.feedback import constraints_from_error
+        from dlfuzz.engines.api.errorfeedback.engine import constraints_from_error
 
         learned = self.learned.setdefault(spec.api, [])
         if len(learned) >= MAX_LEARNED:

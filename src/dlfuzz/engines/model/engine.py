@@ -17,13 +17,11 @@ from typing import Any
 import numpy as np
 
 from dlfuzz.cases import Finding, GraphCase, Outcome, Tensor
+from dlfuzz.engines.base import Engine
+from dlfuzz.engines.model.settings import METHODS, ModelEngineSettings
 from dlfuzz.errors import Rejected, UsageError
 from dlfuzz.ir.model import Model
 
-METHODS: dict[str, str] = {
-    "lemon": "dlfuzz.engines.model.lemon:LemonMethod",
-    "dljsfuzzer": "dlfuzz.engines.model.dljsfuzzer:DljsMethod",
-}
 DEFAULT_SEEDS = {"lemon": ("lenet5",), "dljsfuzzer": ("identity",)}
 
 
@@ -66,10 +64,10 @@ def weights_key(model: Model) -> tuple[tuple[str, Tensor], ...]:
     return tuple((k, Tensor.from_numpy(model.weights[k])) for k in sorted(model.weights))
 
 
-class ModelEngine:
+class ModelEngine(Engine):
     name = "model"
     case_kind = "graph"
-    settings_keys = ("method", "seed_models", "inputs_per_model")
+    settings_class = ModelEngineSettings
 
     def __init__(self, seed: int = 0, libraries: Sequence[str] = ("torch", "jax"),
                  apis: Sequence[str] | None = None, method: str = "lemon",

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from dlfuzz.cases import Finding, Outcome, ProgramCase
+from dlfuzz.engines.base import Engine
 from dlfuzz.engines.program.assemble import assemble, decode_shapes
 from dlfuzz.engines.program.mutate import (
     Knowledge,
@@ -29,6 +30,7 @@ from dlfuzz.engines.program.mutate import (
     fit_context,
     random_generation,
 )
+from dlfuzz.engines.program.settings import ProgramEngineSettings
 from dlfuzz.engines.program.template import Block, disassemble, name_positionals
 from dlfuzz.engines.program.tree import FAILED, GENERATION, OK, PENDING, Node, Seed, prune
 from dlfuzz.errors import UsageError
@@ -88,12 +90,12 @@ class _Tree:
         self.failure = ""  # why the bare template failed, if it did
 
 
-class ProgramEngine:
+class ProgramEngine(Engine):
     """Proposes ``ProgramCase`` objects, level by level of MoCo's derivation trees."""
 
     name = "program"
     case_kind = "program"
-    settings_keys = ("seed_programs", "times_mt", "program_data")
+    settings_class = ProgramEngineSettings
 
     def __init__(self, seed: int = 0, libraries: Sequence[str] = ("torch",),
                  apis: Iterable[str] | None = None, seed_programs: Sequence[str] = (),

@@ -33,10 +33,10 @@ from typing import Any
 import numpy as np
 
 from dlfuzz.engines.api.constraints import Constraint, ConstraintError, Env, holds, make, names_in
-from dlfuzz.engines.api.extraction.docstrings import constraints_from_doc, hints, param_docs
 from dlfuzz.engines.api.libspecs import LibParam, LibSpec, dump
 from dlfuzz.engines.program import knowledge as kb
 from dlfuzz.engines.program.knowledge_context import context_for
+from dlfuzz.specgen.docstrings import constraints_from_doc, hints, param_docs
 
 HAND_FILE = kb.DATA_DIR / "hand_rules.json"
 LIB_PREFIX = {"torch": "torch.nn.", "keras": "keras.layers."}
@@ -232,7 +232,7 @@ def build_spec(library: str, api: str, cls: type, hand: dict[str, Any],
 
 def _constraints(cls: type, cls_name: str, hand: dict[str, Any], names: frozenset[str],
                  stats: dict[str, int]) -> tuple[Constraint, ...]:
-    from dlfuzz.engines.api.extraction.validation import constraints_from_source
+    from dlfuzz.specgen.validation import constraints_from_source
 
     found: list[Constraint] = []
     texts: set[str] = set()

@@ -1,7 +1,7 @@
 """Validated counterparts of per-library APIs (DLLens §III-A), by kind.
 
 ``load_counterparts(library)`` is what engines use; ``python -m
-dlfuzz.engines.api.counterparts validate`` regenerates the data files
+dlfuzz.specgen.counterparts validate`` (offline) regenerates the data files
 (``data/counterparts/<library>.json``). No deep learning library is imported here:
 compositions import theirs inside their bodies, in their library's worker.
 """

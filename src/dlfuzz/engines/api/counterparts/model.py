@@ -349,7 +349,7 @@ def load_file(path: str | Path) -> CounterpartFile:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise UsageError(f"{path}: cannot read the counterpart file ({exc.strerror}); "
-                         "check the path or run 'python -m dlfuzz.engines.api.counterparts "
+                         "check the path or run 'python -m dlfuzz.specgen.counterparts "
                          "validate'") from exc
     try:
         raw = json.loads(text)

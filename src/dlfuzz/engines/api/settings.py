@@ -1,0 +1,36 @@
+"""The api engine's options (``--engine api``): input generator, violate-mode share,
+spec files, special values. Light on purpose: the CLI and the settings loader read it
+without loading the engine's spec tables."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from dlfuzz.engines.base import EngineSettings
+
+GENERATORS = ("random", "typed", "adjust", "z3")
+
+
+@dataclass(frozen=True)
+class ApiEngineSettings(EngineSettings):
+    """Options of ``LibApiEngine``."""
+
+    engine: ClassVar[str] = "api"
+
+    # random: no type information; typed: TensorJSFuzz Alg. 1; adjust: Alg. 1 + 2; z3.
+    generator: str = "adjust"
+    violate_share: float = 0.1  # share of inputs that break one constraint
+    # format-2 spec files instead of the built-in ones (empty: built-in)
+    spec_files: tuple[str, ...] = field(default=(), metadata={"flag": "--spec-file"})
+    # NaN/Inf/extreme values in generated tensors
+    specials: bool = field(default=True, metadata={"flag": "--no-specials"})
+
+    def validate(self) -> None:
+        if self.generator not in GENERATORS:
+            raise self.invalid("generator", f"choose one of {', '.join(GENERATORS)}")
+        if isinstance(self.violate_share, bool) or not 0.0 <= self.violate_share <= 1.0:
+            raise self.invalid("violate_share", "give a share in [0, 1]")
+
+    def check_files(self) -> None:
+        self.require_files("spec_files", self.spec_files, "spec file")

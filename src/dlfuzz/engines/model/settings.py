@@ -1,0 +1,39 @@
+"""The model engine's options (``--engine model``): method, seed models, inputs per model.
+Light on purpose: the CLI and the settings loader read it without loading the methods."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import ClassVar
+
+from dlfuzz.engines.base import EngineSettings
+
+# method name -> "module:Class" (imported only when chosen)
+METHODS: dict[str, str] = {
+    "lemon": "dlfuzz.engines.model.lemon:LemonMethod",
+    "dljsfuzzer": "dlfuzz.engines.model.dljsfuzzer:DljsMethod",
+}
+
+
+@dataclass(frozen=True)
+class ModelEngineSettings(EngineSettings):
+    """Options of ``ModelEngine``."""
+
+    engine: ClassVar[str] = "model"
+
+    method: str = "lemon"  # lemon | dljsfuzzer
+    # seeds: built-in names or .keras/.h5/.onnx/.json files (empty: the method's default)
+    seed_models: tuple[str, ...] = field(default=(), metadata={"flag": "--seed-model"})
+    inputs_per_model: int = 4  # input sets run per generated model
+
+    def validate(self) -> None:
+        if self.method not in METHODS:
+            raise self.invalid("method", f"choose one of {', '.join(METHODS)}")
+        if isinstance(self.inputs_per_model, bool) or self.inputs_per_model < 1:
+            raise self.invalid("inputs_per_model", "must be at least 1")
+
+    def check_files(self) -> None:
+        # Built-in seed names have no suffix; anything with one is a model file.
+        self.require_files("seed_models", [s for s in self.seed_models if Path(s).suffix],
+                           "model file")

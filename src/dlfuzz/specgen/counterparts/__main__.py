@@ -1,0 +1,211 @@
+"""``python -m dlfuzz.specgen.counterparts validate|candidates|stats``.
+
+``validate`` builds the candidates of the chosen kinds for the APIs of the chosen
+libraries' spec files, validates them in sandboxed workers and rewrites
+``data/counterparts/<library>.json``: entries of the candidates validated in this run are
+replaced, every other entry is kept (so ``--only`` and ``--kinds`` refresh a part).
+``candidates`` lists what would be validated; ``stats`` counts the files' contents.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from dlfuzz.engines.api.counterparts.model import (
+    DATA_DIR,
+    KINDS,
+    LIBRARIES,
+    MODE_BACKENDS,
+    Counterpart,
+    dump,
+    load_file,
+)
+from dlfuzz.errors import UsageError
+from dlfuzz.specgen.counterparts.validate import Verdict, rejected_entry, validate
+
+RESTART_JAX = 3000  # cases between restarts of the eager JAX worker
+# Spec libraries validated against the eager libraries: their own backend joins the pool.
+API_BACKENDS = {"tfjs": "tfjs-cpu"}
+SPEC_LIBRARIES = (*LIBRARIES, *API_BACKENDS)
+
+
+def _specs(libraries: Sequence[str], folder: str | None = None) -> dict[str, dict[str, Any]]:
+    """Each library's specs: the built-in files, or ``<folder>/<library>.json``."""
+    from dlfuzz.engines.api.libspecs import LIBRARY_FILES, load_library
+
+    out = {}
+    for lib in libraries:
+        path = Path(folder) / LIBRARY_FILES[lib] if folder else None
+        try:
+            out[lib] = load_library(lib, path)
+        except UsageError as exc:
+            print(f"no specs for {lib}: {exc}", file=sys.stderr)
+    return out
+
+
+def build_candidates(specs: dict[str, dict[str, Any]], libraries: Sequence[str],
+                     kinds: Sequence[str], only: Sequence[str] = (),
+                     torch_compile_max: int = 40) -> list[Counterpart]:
+    """Candidates of ``kinds`` for the APIs of ``libraries`` (``only``: these APIs)."""
+    from dlfuzz.specgen.counterparts import sources
+    from dlfuzz.specgen.counterparts.same_name import candidates as same_name
+
+    mine = {api: s for lib in libraries for api, s in specs.get(lib, {}).items()
+            if not only or api in only}
+    out: list[Counterpart] = []
+    if "same-name" in kinds:
+        out += [c for c in same_name(specs, libraries) if c.api in mine]
+    if "composition" in kinds:
+        out += sources.composition_candidates(mine)
+    paired = frozenset(c.api for c in out)
+    if "mode" in kinds:
+        out += sources.mode_candidates(mine, torch_compile_max, prefer=paired)
+    if "precision" in kinds:
+        out += sources.precision_candidates(mine)
+    return out
+
+
+def _write(out_dir: Path, verdicts: list[Verdict], specs: dict[str, dict[str, Any]],
+           versions: dict[str, str]) -> None:
+    by_lib: dict[str, list[Verdict]] = {}
+    for v in verdicts:
+        lib = next(lib for lib, table in specs.items() if v.candidate.api in table)
+        by_lib.setdefault(lib, []).append(v)
+    for lib, vs in by_lib.items():
+        path = out_dir / f"{lib}.json"
+        done = {v.candidate.key for v in vs}
+        kept: list[Counterpart] = []
+        rejected: list[dict[str, Any]] = []
+        if path.exists():
+            old = load_file(path)
+            kept = [c for c in old.counterparts if c.key not in done]
+            rejected = [r for r in old.rejected if (r.get("api"), r.get("library"),
+                        r.get("kind"), r.get("target")) not in done]
+        kept += [v.accepted for v in vs if v.accepted is not None]
+        rejected += [rejected_entry(v) for v in vs if v.accepted is None]
+        dump(lib, kept, path, rejected, header={"versions": versions})
+        print(f"wrote {path}: {len(kept)} counterparts, {len(rejected)} rejected",
+              file=sys.stderr)
+
+
+def _pools(kinds: Sequence[str], candidates: Sequence[Counterpart],
+           libraries: Sequence[str] = ()) -> dict[str, Any]:
+    from dlfuzz.executor.pool import Pool, WorkerConfig
+
+    # JAX's op-by-op caches grow with every new shape: a periodic restart bounds them.
+    eager = Pool([WorkerConfig(lib, case_timeout_s=20.0,
+                               restart_every=RESTART_JAX if lib == "jax" else 0)
+                  for lib in LIBRARIES]
+                 + [WorkerConfig(API_BACKENDS[lib], case_timeout_s=20.0)
+                    for lib in libraries if lib in API_BACKENDS])
+    pools: dict[str, Any] = {"eager": eager}
+    backends = sorted({c.library for c in candidates if c.kind == "mode"})
+    if backends:
+        pools["compiled"] = Pool([WorkerConfig(b, case_timeout_s=30.0, restart_every=400)
+                                  for b in backends])
+    return pools
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    started = time.perf_counter()
+    specs = _specs(SPEC_LIBRARIES, args.specs)
+    libraries = [lib for lib in args.library or LIBRARIES if lib in specs]
+    cands = build_candidates(specs, libraries, args.kinds, args.only, args.torch_compile_max)
+    for path in args.candidates:  # e.g. LLM-written counterparts, in the file format
+        cands += [c for c in load_file(path).counterparts
+                  if not args.only or c.api in args.only]
+    print(f"{len(cands)} candidates: {dict(Counter(c.kind for c in cands))}", file=sys.stderr)
+    pools = _pools(args.kinds, cands, libraries)
+    versions: dict[str, str] = {}
+    try:
+        for pool in pools.values():
+            for backend, version in pool.start().items():
+                versions[MODE_BACKENDS.get(backend, backend)] = version
+            if pool.unavailable:
+                print(f"unavailable: {pool.unavailable}", file=sys.stderr)
+        table = {api: s for t in specs.values() for api, s in t.items()}
+        verdicts = validate(table, cands, pools, seed=args.seed, versions=versions)
+    finally:
+        for pool in pools.values():
+            pool.close()
+    _write(Path(args.out), verdicts, specs, versions)
+    elapsed = time.perf_counter() - started
+    ok = Counter((v.accepted.kind, v.accepted.library) for v in verdicts if v.accepted)
+    print(f"validated {len(verdicts)} candidates in {elapsed:.0f} s; accepted "
+          f"{sum(ok.values())}: " + ", ".join(f"{k}/{lib} {n}" for (k, lib), n
+                                             in sorted(ok.items())), file=sys.stderr)
+    return 0
+
+
+def cmd_candidates(args: argparse.Namespace) -> int:
+    specs = _specs(LIBRARIES, args.specs)
+    libraries = [lib for lib in args.library or LIBRARIES if lib in specs]
+    for c in build_candidates(specs, libraries, args.kinds, args.only, args.torch_compile_max):
+        print(f"{c.api}\t{c.kind}\t{c.library}\t{c.target}\targs={list(c.args)}"
+              f"\trename={dict(c.rename)}\textra={dict(c.extra)}"
+              f"\trequires_default={dict(c.requires_default)}")
+    return 0
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    total: Counter[tuple[str, str]] = Counter()
+    for lib in args.library or LIBRARIES:
+        path = Path(args.out) / f"{lib}.json"
+        if not path.exists():
+            print(f"{lib}: no file", file=sys.stderr)
+            continue
+        f = load_file(path)
+        counts = Counter((c.kind, c.library) for c in f.counterparts)
+        apis = len({c.api for c in f.counterparts if c.kind in ("same-name", "composition")})
+        print(f"{lib}: {len(f.counterparts)} counterparts ({apis} APIs with a cross-library "
+              f"one), {len(f.rejected)} rejected: "
+              + ", ".join(f"{k}/{t} {n}" for (k, t), n in sorted(counts.items())))
+        for (k, _), n in counts.items():
+            total[(lib, k)] += n
+    by_kind = Counter()
+    for (_, k), n in total.items():
+        by_kind[k] += n
+    print(f"total {sum(total.values())}: " + ", ".join(f"{k} {n}" for k, n in
+                                                       sorted(by_kind.items())))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m dlfuzz.specgen.counterparts")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name in ("validate", "candidates", "stats"):
+        p = sub.add_parser(name)
+        p.add_argument("--library", action="append", choices=SPEC_LIBRARIES,
+                       help="APIs of this library (repeatable; default: all)")
+        p.add_argument("--kinds", type=lambda s: [k.strip() for k in s.split(",")],
+                       default=list(KINDS[:4]), help="comma-separated kinds (default: "
+                       "same-name,composition,mode,precision)")
+        p.add_argument("--only", action="append", default=[], help="this API (repeatable)")
+        p.add_argument("--seed", type=int, default=0)
+        p.add_argument("--torch-compile-max", type=int, default=40)
+        p.add_argument("--out", default=str(DATA_DIR), help="folder of the files")
+        p.add_argument("--candidates", action="append", default=[],
+                       help="also validate the counterparts of this file (any kind, e.g. "
+                       "llm); repeatable")
+        p.add_argument("--specs", default=None, help="folder of spec files <library>.json "
+                       "(default: the built-in ones)")
+    args = parser.parse_args(argv)
+    bad = [k for k in args.kinds if k not in KINDS]
+    if bad:
+        parser.error(f"unknown kinds {bad}; use {', '.join(KINDS)}")
+    try:
+        return {"validate": cmd_validate, "candidates": cmd_candidates,
+                "stats": cmd_stats}[args.command](args)
+    except UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
