@@ -100,7 +100,7 @@ class Backend:
         if case.kind == "graph":
             return self.run_graph(case)  # type: ignore[arg-type]
         if case.kind == "program":
-            return self.run_program(case)  # type: ignore[arg-type]
+            return self.run_program(case)
         call = case.call_for(self.library)
         if call is None:
             raise StageError("prepare") from NotImplementedError(

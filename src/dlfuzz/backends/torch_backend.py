@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import types
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -23,7 +23,7 @@ class TorchBackend(Backend):
     library = LIBRARY.name
     repro_import = LIBRARY.repro_header
     lowering = LIBRARY.lowering
-    case_kinds = ("api", "graph", "program")
+    case_kinds: ClassVar[tuple[str, ...]] = ("api", "graph", "program")
 
     def setup(self) -> None:
         import torch

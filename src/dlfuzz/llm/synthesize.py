@@ -123,6 +123,7 @@ def synthesize_attempts(client: LlmClient, spec: LibSpec, target_library: str,
         for _ in range(repairs + 1):
             reply = client.complete(messages, temperature, sample=sample)
             code = extract_code(reply, fn_name)
+            error: str | None
             if code is None:
                 error = (f"no ```python code block defining `{fn_name}` in the answer")
             else:

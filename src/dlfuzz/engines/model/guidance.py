@@ -15,6 +15,8 @@ from itertools import combinations
 
 import numpy as np
 
+from dlfuzz.ir.model import Model
+
 
 @dataclass(frozen=True)
 class LemonSettings:
@@ -101,7 +103,7 @@ def degenerate(per_input: Sequence[Mapping[str, np.ndarray]], share: float) -> b
 
 @dataclass
 class SeedEntry:
-    model: object
+    model: Model
     name: str
     selected: int = 0
     acc: float | None = None  # None until the model itself has been run
