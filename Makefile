@@ -29,11 +29,13 @@ demo: install
 
 test: install
 	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/mypy
 	$(PY) -m dlfuzz backends --require $(BACKENDS)
 	$(PY) -m pytest -q
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/mypy
 
 bench: $(STAMP)
 	$(PY) benchmarks/throughput.py

@@ -7,29 +7,14 @@ entry-point group or with a ``package.module:Class`` string wherever a name is a
 
 from __future__ import annotations
 
-import importlib
 from importlib.metadata import entry_points
 from typing import Any
 
 from dlfuzz.errors import UsageError
+from dlfuzz.libraries import LIBRARIES, ResolveError, resolve
 
-BACKENDS: dict[str, str] = {
-    "numpy": "dlfuzz.backends.numpy_backend:NumpyBackend",
-    "torch": "dlfuzz.backends.torch_backend:TorchBackend",
-    "torch-compile": "dlfuzz.backends.torch_backend:TorchCompileBackend",
-    "jax": "dlfuzz.backends.jax_backend:JaxBackend",
-    "jax-jit": "dlfuzz.backends.jax_backend:JaxJitBackend",
-    "tf": "dlfuzz.backends.tf_backend:TfBackend",
-    "tf-xla": "dlfuzz.backends.tf_backend:TfXlaBackend",
-    "ort": "dlfuzz.backends.ort_backend:OrtBackend",
-    "ort-noopt": "dlfuzz.backends.ort_backend:OrtNoOptBackend",
-    "keras-tf": "dlfuzz.backends.keras_backend:KerasBackend",
-    "keras-jax": "dlfuzz.backends.keras_backend:KerasJaxBackend",
-    "keras-torch": "dlfuzz.backends.keras_backend:KerasTorchBackend",
-    "tfjs-cpu": "dlfuzz.backends.tfjs.backend:TfjsCpuBackend",
-    "tfjs-wasm": "dlfuzz.backends.tfjs.backend:TfjsWasmBackend",
-    "tfjs-webgl": "dlfuzz.backends.tfjs.webgl:TfjsWebglBackend",
-}
+# The built-in backends are the libraries' (dlfuzz.libraries), in library order.
+BACKENDS: dict[str, str] = {name: target for lib in LIBRARIES for name, target in lib.backends}
 
 ENGINES: dict[str, str] = {
     "api": "dlfuzz.engines.api.engine:ApiEngine",
@@ -91,13 +76,7 @@ def import_string(kind: str, name: str) -> str:
 def load(kind: str, name: str) -> Any:
     """Import and return the class registered as ``name``."""
     target = import_string(kind, name)
-    module_name, _, attr = target.partition(":")
     try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise UsageError(f"{kind} {name!r}: cannot import {module_name} ({exc}); "
-                         f"install it or fix the module path") from exc
-    try:
-        return getattr(module, attr)
-    except AttributeError as exc:
-        raise UsageError(f"{kind} {name!r}: module {module_name} has no {attr!r}") from exc
+        return resolve(target)
+    except ResolveError as exc:
+        raise UsageError(f"{kind} {name!r}: {exc}") from exc.__cause__

@@ -12,7 +12,6 @@ modes, ``compile`` which turns a call into a cached compiled callable over tenso
 
 from __future__ import annotations
 
-import importlib
 import sys
 from collections import OrderedDict
 from collections.abc import Callable
@@ -21,6 +20,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from dlfuzz.cases import ApiCase, Call, DType, GraphCase, Ref
+from dlfuzz.libraries import ResolveError, resolve
 
 
 class StageError(Exception):
@@ -42,8 +42,9 @@ class NativeCrash(Exception):
 
 
 def load_backend_class(target: str) -> type[Backend]:
-    module_name, _, attr = target.partition(":")
-    return getattr(importlib.import_module(module_name), attr)
+    """The class a ``package.module:Class`` string names (``dlfuzz.libraries.resolve``)."""
+    cls: type[Backend] = resolve(target)
+    return cls
 
 
 class Backend:
@@ -88,22 +89,18 @@ class Backend:
     def resolve(self, target: str) -> Callable[..., Any]:
         """``torch.linalg.norm`` -> the function object, looked up at call time.
 
-        The attribute is not cached across calls on purpose: a preloaded patch replacing
-        it must be seen, exactly as a user program would see it. The module is taken from
-        ``sys.modules`` when it is there (what ``import_module`` returns anyway, without
-        its locking and parent checks: a third of a microsecond per case).
+        ``dlfuzz.libraries.resolve`` does it: uncached on purpose (a preloaded patch
+        replacing the attribute must be seen, as a user program would see it), and one
+        ``sys.modules`` lookup when the module is imported (a third of a microsecond).
         """
-        module_name, _, attr = target.rpartition(".")
-        module = sys.modules.get(module_name)
-        if module is None:
-            module = importlib.import_module(module_name)
-        return getattr(module, attr)
+        fn: Callable[..., Any] = resolve(target)
+        return fn
 
     def run(self, case: ApiCase) -> tuple[np.ndarray, ...]:
         if case.kind == "graph":
             return self.run_graph(case)  # type: ignore[arg-type]
         if case.kind == "program":
-            return self.run_program(case)  # type: ignore[arg-type]
+            return self.run_program(case)
         call = case.call_for(self.library)
         if call is None:
             raise StageError("prepare") from NotImplementedError(
@@ -111,6 +108,8 @@ class Backend:
         try:
             natives = [self.to_native(t.to_numpy()) for t in case.tensors]
             fn = self.resolve(call.target)
+        except ResolveError as exc:  # the outcome shows the library's own Import/AttributeError
+            raise StageError("prepare") from (exc.__cause__ or exc)
         except Exception as exc:
             raise StageError("prepare") from exc
         if self.compiled:

@@ -11,13 +11,16 @@ import numpy as np
 from dlfuzz.backends._threads import worker_threads
 from dlfuzz.backends.base import Backend
 from dlfuzz.cases import Call
+from dlfuzz.libraries import get
+
+LIBRARY = get("jax")
 
 
 class JaxBackend(Backend):
     name = "jax"
-    library = "jax"
-    repro_import = "import jax\nimport jax.numpy as jnp\nimport numpy as np"
-    lowering = "jax"
+    library = LIBRARY.name
+    repro_import = LIBRARY.repro_header
+    lowering = LIBRARY.lowering
     case_kinds = ("api", "graph")
 
     def setup(self) -> None:
@@ -53,7 +56,7 @@ class JaxBackend(Backend):
         return f"jnp.array({values}, dtype={self.repro_dtype(dtype)}).reshape({shape!r})"
 
     def repro_dtype(self, name: str) -> str:
-        return "jnp.bool_" if name == "bool" else f"jnp.{name}"
+        return LIBRARY.dtype(name)
 
     def repro_model_input(self, name: str) -> str:
         return f"jnp.asarray({name})"

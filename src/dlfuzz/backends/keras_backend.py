@@ -14,13 +14,16 @@ import numpy as np
 
 from dlfuzz.backends._threads import worker_threads
 from dlfuzz.backends.base import Backend
+from dlfuzz.libraries import get
+
+LIBRARY = get("keras")
 
 
 class KerasBackend(Backend):
     name = "keras-tf"
     library = "keras-tf"
     keras_backend: ClassVar[str] = "tensorflow"
-    lowering = "keras"
+    lowering = LIBRARY.lowering
     case_kinds = ("graph", "program")
     case_timeout_factor = 2.0
 
@@ -29,7 +32,7 @@ class KerasBackend(Backend):
         lines = ["import os", f'os.environ["KERAS_BACKEND"] = "{self.keras_backend}"']
         if self.keras_backend == "jax":
             lines += ["import jax", 'jax.config.update("jax_enable_x64", True)']
-        return "\n".join(lines + ["import numpy as np", "import keras"])
+        return "\n".join([*lines, LIBRARY.repro_header])
 
     def setup(self) -> None:
         os.environ["KERAS_BACKEND"] = self.keras_backend

@@ -8,12 +8,15 @@ import numpy as np
 
 from dlfuzz.backends.base import Backend
 from dlfuzz.cases import DTYPES
+from dlfuzz.libraries import get
+
+LIBRARY = get("numpy")
 
 
 class NumpyBackend(Backend):
     name = "numpy"
-    library = "numpy"
-    repro_import = "import numpy as np\nimport ml_dtypes  # bfloat16 for numpy"
+    library = LIBRARY.name
+    repro_import = LIBRARY.repro_header
 
     def version(self) -> str:
         return np.__version__
@@ -39,7 +42,7 @@ class NumpyBackend(Backend):
         return f"np.array({values}, dtype={self.repro_dtype(dtype)}).reshape({shape!r})"
 
     def repro_dtype(self, name: str) -> str:
-        return "ml_dtypes.bfloat16" if name == "bfloat16" else f"np.{name}"
+        return LIBRARY.dtype(name)
 
     def repro_helpers(self) -> str:
         return ("def _as_list(t):\n"

@@ -15,16 +15,19 @@ import numpy as np
 
 from dlfuzz.backends.base import Backend
 from dlfuzz.cases import DTYPES
+from dlfuzz.libraries import get
+
+LIBRARY = get("onnxruntime")
 
 
 class OrtBackend(Backend):
     name = "ort"
-    library = "onnxruntime"
+    library = LIBRARY.name
     compiled = True  # the optimizing mode of the pair
     case_timeout_factor = 3.0
-    lowering = "onnx"
+    lowering = LIBRARY.lowering
     case_kinds = ("graph",)
-    repro_import = "import numpy as np\nimport onnx\nimport onnxruntime"
+    repro_import = LIBRARY.repro_header
     optimize = True
 
     def setup(self) -> None:

@@ -11,14 +11,16 @@ import numpy as np
 from dlfuzz.backends._threads import worker_threads
 from dlfuzz.backends.base import Backend
 from dlfuzz.cases import Call
+from dlfuzz.libraries import get
+
+LIBRARY = get("tf")
 
 
 class TfBackend(Backend):
     name = "tf"
-    library = "tf"
-    repro_import = ("import numpy as np\nimport tensorflow as tf\n"
-                    "import tensorflow.experimental.numpy as tnp")
-    lowering = "tf"
+    library = LIBRARY.name
+    repro_import = LIBRARY.repro_header
+    lowering = LIBRARY.lowering
     case_kinds = ("api", "graph")
 
     def setup(self) -> None:
@@ -50,10 +52,11 @@ class TfBackend(Backend):
         return "tnp.experimental_enable_numpy_behavior(prefer_float32=False)"
 
     def repro_tensor(self, values: str, dtype: str, shape: tuple[int, ...]) -> str:
-        return f"tf.reshape(tf.constant({values}, dtype=tf.{dtype}), {list(shape)!r})"
+        return (f"tf.reshape(tf.constant({values}, dtype={self.repro_dtype(dtype)}), "
+                f"{list(shape)!r})")
 
     def repro_dtype(self, name: str) -> str:
-        return f"tf.{name}"
+        return LIBRARY.dtype(name)
 
     def repro_model_input(self, name: str) -> str:
         return f"tf.constant({name})"

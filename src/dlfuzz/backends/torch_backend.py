@@ -4,23 +4,26 @@ from __future__ import annotations
 
 import types
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from dlfuzz.backends._threads import worker_threads
 from dlfuzz.backends.base import Backend
 from dlfuzz.cases import DTYPES, Call
+from dlfuzz.libraries import get
+
+LIBRARY = get("torch")
 
 _BFLOAT16 = DTYPES["bfloat16"]
 
 
 class TorchBackend(Backend):
     name = "torch"
-    library = "torch"
-    repro_import = "import torch"
-    lowering = "torch"
-    case_kinds = ("api", "graph", "program")
+    library = LIBRARY.name
+    repro_import = LIBRARY.repro_header
+    lowering = LIBRARY.lowering
+    case_kinds: ClassVar[tuple[str, ...]] = ("api", "graph", "program")
 
     def setup(self) -> None:
         import torch
@@ -53,10 +56,10 @@ class TorchBackend(Backend):
         return isinstance(value, self.torch.Tensor)
 
     def repro_tensor(self, values: str, dtype: str, shape: tuple[int, ...]) -> str:
-        return f"torch.tensor({values}, dtype=torch.{dtype}).reshape({shape!r})"
+        return f"torch.tensor({values}, dtype={self.repro_dtype(dtype)}).reshape({shape!r})"
 
     def repro_dtype(self, name: str) -> str:
-        return f"torch.{name}"
+        return LIBRARY.dtype(name)
 
     def repro_model_input(self, name: str) -> str:
         return (f"(torch.from_numpy({name}.view(np.int16)).view(torch.bfloat16) "

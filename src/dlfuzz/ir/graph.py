@@ -5,6 +5,8 @@ construction; graph inputs are ``x0``, ``x1``... Attributes are stored as sorted
 nodes and graphs are hashable and compare by value. ``Graph.check()`` runs every op's
 shape rule in order and raises ``InvalidGraph`` naming the node and the rule it broke;
 mutations build candidates and call it, so an invalid model never reaches a library.
+``TensorType`` and ``InvalidGraph`` live in ``ir.types`` (the op catalog needs them too)
+and are re-exported here, where most callers look for them.
 """
 
 from __future__ import annotations
@@ -15,33 +17,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from dlfuzz.errors import Rejected
+from dlfuzz.ir.ops import get_op
+from dlfuzz.ir.types import InvalidGraph, TensorType
 
 FLOAT_GRAPH_DTYPES = ("float16", "bfloat16", "float32", "float64")
-
-
-class InvalidGraph(Rejected):
-    """A graph (or a mutation's candidate) that breaks an op's constraints."""
-
-
-@dataclass(frozen=True)
-class TensorType:
-    shape: tuple[int, ...]
-    dtype: str
-
-    @property
-    def rank(self) -> int:
-        return len(self.shape)
-
-    @property
-    def size(self) -> int:
-        n = 1
-        for d in self.shape:
-            n *= d
-        return n
-
-    def __str__(self) -> str:
-        return f"{self.dtype}[{','.join(map(str, self.shape))}]"
 
 
 def freeze_attrs(attrs: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
@@ -174,8 +153,6 @@ def _jsonable(v: Any) -> Any:
 
 
 def infer_types(g: Graph) -> dict[str, TensorType]:
-    from dlfuzz.ir.ops import get_op
-
     if not g.inputs:
         raise InvalidGraph("a graph needs at least one input")
     dtype = g.inputs[0].dtype
@@ -251,8 +228,6 @@ class GraphBuilder:
         return [f"x{i}" for i in range(len(self.inputs))]
 
     def add(self, op: str, *inputs: str, **attrs: Any) -> str:
-        from dlfuzz.ir.ops import get_op
-
         kind = get_op(op)
         node = Node(f"n{len(self.nodes)}", op, tuple(inputs),
                     freeze_attrs(kind.complete(attrs)))

@@ -63,8 +63,9 @@ def save_model(model: Model, path: str | Path) -> Path:
     path = Path(path)
     weights_path = path.with_suffix(".npz")
     arrays, bf16 = model_to_arrays(model)
+    named: dict[str, Any] = arrays  # numpy's stub reads ** as possibly allow_pickle
     tmp = weights_path.with_name(weights_path.name + ".tmp.npz")
-    np.savez(tmp, **arrays)
+    np.savez(tmp, **named)
     tmp.replace(weights_path)
     doc = {"format": FORMAT, "version": VERSION, "graph": model.graph.to_dict(),
            "weights": weights_path.name, "bfloat16": bf16}

@@ -10,7 +10,6 @@ them from extracted or hand-written ones.
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import re
 from collections.abc import Iterable
@@ -18,12 +17,12 @@ from dataclasses import dataclass, field
 
 from dlfuzz.engines.api.constraints import Constraint, ConstraintError, names_in, parse
 from dlfuzz.engines.api.libspecs import LibSpec
+from dlfuzz.libraries import ResolveError, resolve
 from dlfuzz.llm.client import LlmClient
 from dlfuzz.llm.prompts import NO_CONSTRAINTS, constraint_messages, path_condition_messages
 
 _MARKER = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)]|constraint\s*\d*\s*:)\s*", re.IGNORECASE)
 _FENCE = re.compile(r"^\s*```")
-MODULE_ALIASES = {"tf": "tensorflow", "jnp": "jax.numpy", "np": "numpy"}
 
 
 @dataclass
@@ -100,23 +99,13 @@ def llm_path_condition(client: LlmClient, spec: LibSpec, arg: str, trace: str,
 
 
 def resolve_api(api: str) -> object | None:
-    """The Python object at a dotted path, importing the longest importable module
-    prefix (``tf.`` means ``tensorflow.``); None when nothing resolves."""
-    parts = api.split(".")
-    if parts and parts[0] in MODULE_ALIASES:
-        parts = MODULE_ALIASES[parts[0]].split(".") + parts[1:]
-    for cut in range(len(parts), 0, -1):
-        try:
-            obj: object = importlib.import_module(".".join(parts[:cut]))
-        except Exception:  # noqa: BLE001 - any import failure means: try a shorter prefix
-            continue
-        try:
-            for attr in parts[cut:]:
-                obj = getattr(obj, attr)
-        except AttributeError:
-            return None
-        return obj
-    return None
+    """The Python object at a dotted path (``dlfuzz.libraries.resolve``: ``tf.`` means
+    ``tensorflow.``); None when nothing resolves."""
+    try:
+        obj: object = resolve(api)
+    except ResolveError:
+        return None
+    return obj
 
 
 def api_source(api: str) -> tuple[str, str]:

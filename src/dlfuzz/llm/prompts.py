@@ -25,18 +25,13 @@ from typing import Any
 import numpy as np
 
 from dlfuzz.engines.api.libspecs import LibParam, LibSpec
+from dlfuzz.libraries import get, is_known
 
 MAX_SOURCE_CHARS = 12000  # long sources are cut: the checks sit near the top of a function
 MAX_DOC_CHARS = 4000
 NO_CONSTRAINTS = "NONE"
 COUNTERPART_FN = "counterpart"  # name of the synthesized function
 
-LIBRARY_NAMES = {  # how prompts name a library, with the import the code should use
-    "torch": ("PyTorch", "import torch"),
-    "tf": ("TensorFlow", "import tensorflow as tf"),
-    "jax": ("JAX", "import jax; import jax.numpy as jnp"),
-    "numpy": ("NumPy", "import numpy as np"),
-}
 
 LANGUAGE = """\
 Write each constraint as one Python expression using only:
@@ -209,13 +204,21 @@ def render_value(value: Any, limit: int = 24) -> str:
     return repr(value)
 
 
+def library_name(library: str) -> tuple[str, str]:
+    """How prompts name a library, with the import the code should use (from its record;
+    an unknown name as itself, with ``import <name>``)."""
+    if not is_known(library) or not get(library).imports:
+        return library, f"import {library}"
+    lib = get(library)
+    return lib.title, "; ".join(lib.imports)
+
+
 def synthesis_messages(spec: LibSpec, target_library: str,
                        examples: Sequence[Mapping[str, Any]], fn_name: str = COUNTERPART_FN,
                        calling_note: str | None = None) -> list[dict[str, str]]:
     """DLLens' synthesis prompt: signature, valid inputs, and a different library."""
-    source_name = LIBRARY_NAMES.get(spec.library, (spec.library, ""))[0]
-    target_name, target_import = LIBRARY_NAMES.get(target_library,
-                                                   (target_library, f"import {target_library}"))
+    source_name = library_name(spec.library)[0]
+    target_name, target_import = library_name(target_library)
     params = ", ".join(p.name for p in spec.params)
     shown = []
     for i, ex in enumerate(examples, 1):

@@ -21,15 +21,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dlfuzz.engines.api.libspecs import LibSpec
+from dlfuzz.libraries import get, is_known
 from dlfuzz.llm.client import LlmClient
 from dlfuzz.llm.prompts import COUNTERPART_FN, repair_message, synthesis_messages
 
 CANDIDATES = 3
 REPAIRS = 5
 _BLOCK = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)```", re.DOTALL)
-# top-level module names that mean "this library" (a counterpart must not use its own)
-LIBRARY_MODULES = {"torch": ("torch",), "tf": ("tensorflow", "keras"),
-                   "jax": ("jax", "jaxlib"), "numpy": ("numpy",)}
 
 Check = Callable[[str], str | None]
 
@@ -79,6 +77,15 @@ def _imported_roots(tree: ast.AST) -> set[str]:
     return roots
 
 
+def library_modules(library: str) -> tuple[str, ...]:
+    """Top-level modules that mean ``library`` (a counterpart must not use its own): its
+    import names and those of the libraries it ships (TensorFlow: tensorflow, keras)."""
+    if not is_known(library) or not get(library).modules:
+        return (library,)
+    lib = get(library)
+    return lib.modules + tuple(m for inner in lib.includes for m in get(inner).modules)
+
+
 def static_problem(code: str, fn_name: str, source_library: str) -> str | None:
     """Why ``code`` cannot be a counterpart without running it, or None."""
     try:
@@ -89,7 +96,7 @@ def static_problem(code: str, fn_name: str, source_library: str) -> str | None:
     if fn_name not in defined:
         return (f"NameError: the code defines no function named `{fn_name}` "
                 f"(found: {', '.join(sorted(defined)) or 'none'})")
-    banned = set(LIBRARY_MODULES.get(source_library, (source_library,)))
+    banned = set(library_modules(source_library))
     used = sorted(_imported_roots(tree) & banned)
     if used:
         return (f"ImportError: the counterpart must not use {', '.join(used)}, the library "
@@ -116,6 +123,7 @@ def synthesize_attempts(client: LlmClient, spec: LibSpec, target_library: str,
         for _ in range(repairs + 1):
             reply = client.complete(messages, temperature, sample=sample)
             code = extract_code(reply, fn_name)
+            error: str | None
             if code is None:
                 error = (f"no ```python code block defining `{fn_name}` in the answer")
             else:

@@ -26,7 +26,7 @@ section{border-top:2px solid #ddd;margin-top:2em}
 
 
 def _preview(path: Path, limit: int = 64) -> list[tuple[str, str]]:
-    rows = []
+    rows: list[tuple[str, str]] = []
     if not path.is_file():
         return rows
     with np.load(path) as data:

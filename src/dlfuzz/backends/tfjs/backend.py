@@ -24,10 +24,20 @@ import numpy as np
 
 from dlfuzz.backends.base import Backend, NativeCrash, StageError
 from dlfuzz.backends.tfjs import install
+from dlfuzz.backends.tfjs.paths import GRAPH_JS, WORKER_JS
+from dlfuzz.backends.tfjs.repro import node_script
+from dlfuzz.backends.tfjs.wire import (
+    NodeChild,
+    decode_outputs,
+    encode_value,
+    raise_error,
+    tensor_specs,
+)
 from dlfuzz.cases import ApiCase, GraphCase
 from dlfuzz.errors import UsageError
+from dlfuzz.libraries import get
 
-HERE = Path(__file__).resolve().parent
+LIBRARY = get("tfjs")
 VERSION_ENV = "DLFUZZ_TFJS_VERSION"
 # Test-only JS patches (``module.exports = function (tf) {...}``), applied to every live
 # tfjs backend of this worker and again after each restart of its child.
@@ -74,7 +84,7 @@ class TfjsBackend(Backend):
     """The Node backends; ``tfjs_backend`` is what ``tf.setBackend`` gets."""
 
     name = "tfjs-cpu"
-    library = "tfjs"
+    library = LIBRARY.name
     tfjs_backend: ClassVar[str] = "cpu"
     repro_import = ""
     repro_suffix: ClassVar[str] = ".js"
@@ -98,15 +108,12 @@ class TfjsBackend(Backend):
         _ACTIVE.append(self)
 
     def _start(self) -> Any:
-        from dlfuzz.backends.tfjs.wire import NodeChild
-
         args = ["--backend", self.tfjs_backend, "--tfjs-dir", str(self._dir)]
-        graph_js = HERE / "graph.js"
-        if graph_js.exists():
-            args += ["--graph-js", str(graph_js)]
+        if GRAPH_JS.exists():
+            args += ["--graph-js", str(GRAPH_JS)]
         # Without the trap handler V8 checks wasm bounds explicitly instead of reserving
         # 10 GB of address space per memory, which the worker's RLIMIT_AS would refuse.
-        child = NodeChild(str(HERE / "worker.js"), args, ["--disable-wasm-trap-handler"])
+        child = NodeChild(str(WORKER_JS), args, ["--disable-wasm-trap-handler"])
         self._check_ready(child)
         for path in _PATCHES:
             self._patch(child, path)
@@ -136,8 +143,6 @@ class TfjsBackend(Backend):
 
     def _request(self, header: dict[str, Any], blobs: list[bytes], stage: str
                  ) -> tuple[np.ndarray, ...]:
-        from dlfuzz.backends.tfjs.wire import decode_outputs, raise_error
-
         if self._child is None or not self._child.alive():
             self._restart()
         try:
@@ -169,8 +174,6 @@ class TfjsBackend(Backend):
 
     # ---- cases -------------------------------------------------------------------------
     def run(self, case: ApiCase) -> tuple[np.ndarray, ...]:
-        from dlfuzz.backends.tfjs.wire import encode_value, tensor_specs
-
         if case.kind == "graph":
             return self.run_graph(case)  # type: ignore[arg-type]
         call = case.call_for(self.library)
@@ -189,8 +192,6 @@ class TfjsBackend(Backend):
 
     def run_graph(self, case: GraphCase) -> tuple[np.ndarray, ...]:
         """The IR JSON run by ``graph.js`` (built once per model key, weights kept in JS)."""
-        from dlfuzz.backends.tfjs.wire import tensor_specs
-
         key = case.model_key
         try:
             inputs = [t.to_numpy() for t in case.tensors]
@@ -222,8 +223,6 @@ class TfjsBackend(Backend):
 
     # ---- reproducers (host side) -------------------------------------------------------
     def repro_script(self, case: ApiCase, expectation: Any, title: str, version: str) -> str:
-        from dlfuzz.backends.tfjs.repro import node_script
-
         return node_script(self, case, expectation, title, version)
 
     def repro_dtype(self, name: str) -> str:

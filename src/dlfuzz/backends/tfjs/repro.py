@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from dlfuzz.backends.tfjs.install import DEFAULT_VERSION, tfjs_dir
+from dlfuzz.backends.tfjs.paths import GRAPH_JS
 from dlfuzz.cases import ApiCase, DType, Ref
 
 
@@ -137,9 +139,7 @@ function fromBase64(b64, dtype) {
 
 def _graph_call(case: Any) -> tuple[list[str], str, str]:
     """(lines building the model and inputs, the run expression, helpers source)."""
-    from dlfuzz.backends.tfjs.backend import HERE
-
-    graph_js = (HERE / "graph.js").read_text()
+    graph_js = GRAPH_JS.read_text()
     weights = [[name, t.dtype, list(t.shape), _b64(t.to_numpy())] for name, t in case.weights]
     lines = [f"  const GRAPH = {json.dumps(case.graph.to_dict())};",
              f"  const WEIGHTS = {json.dumps(weights)};",
@@ -225,8 +225,6 @@ def _parts(backend: Any, case: Any) -> tuple[list[str], str, str]:
 
 def node_script(backend: Any, case: ApiCase, expectation: Any, title: str,
                 version: str) -> str:
-    from dlfuzz.backends.tfjs.install import DEFAULT_VERSION, tfjs_dir
-
     number = version.split()[1] if version.startswith("tfjs ") else DEFAULT_VERSION
     where = str(tfjs_dir(number))
     wasm = backend.tfjs_backend == "wasm"
@@ -263,8 +261,6 @@ def node_script(backend: Any, case: ApiCase, expectation: Any, title: str,
 
 
 def html_page(backend: Any, case: ApiCase, expectation: Any, title: str, version: str) -> str:
-    from dlfuzz.backends.tfjs.install import DEFAULT_VERSION
-
     number = version.split()[1] if version.startswith("tfjs ") else DEFAULT_VERSION
     setup, expr, helpers = _parts(backend, case)
     cdn = f"https://cdn.jsdelivr.net/npm/@tensorflow/tfjs@{number}/dist/tf.min.js"

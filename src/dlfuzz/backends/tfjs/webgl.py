@@ -12,8 +12,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from dlfuzz.backends.tfjs import install
-from dlfuzz.backends.tfjs.backend import HERE, TfjsBackend
+from dlfuzz.backends.tfjs import backend, install
+from dlfuzz.backends.tfjs.backend import TfjsBackend, patches_of
+from dlfuzz.backends.tfjs.paths import GRAPH_JS, RUN_HTML_JS, WEBGL_DRIVER_JS
+from dlfuzz.backends.tfjs.repro import html_page
+from dlfuzz.backends.tfjs.wire import NodeChild
 
 
 class TfjsWebglBackend(TfjsBackend):
@@ -26,14 +29,11 @@ class TfjsWebglBackend(TfjsBackend):
     address_space_limit: ClassVar[bool] = False
 
     def _start(self) -> Any:
-        from dlfuzz.backends.tfjs.wire import NodeChild
-
         tools = install.ensure_tools()
         args = ["--tfjs-dir", str(self._dir), "--tools-dir", str(tools)]
-        graph_js = HERE / "graph.js"
-        if graph_js.exists():
-            args += ["--graph-js", str(graph_js)]
-        child = NodeChild(str(HERE / "webgl_driver.js"), args)
+        if GRAPH_JS.exists():
+            args += ["--graph-js", str(GRAPH_JS)]
+        child = NodeChild(str(WEBGL_DRIVER_JS), args)
         self._check_ready(child)
         for path in self._patches():
             self._patch(child, path)
@@ -42,8 +42,6 @@ class TfjsWebglBackend(TfjsBackend):
 
     @staticmethod
     def _patches() -> list[str]:
-        from dlfuzz.backends.tfjs import backend
-
         return list(backend._PATCHES)
 
     def version(self) -> str:
@@ -53,14 +51,10 @@ class TfjsWebglBackend(TfjsBackend):
 
     def repro_command(self, script: Path, preload: Sequence[str] = ()) -> list[str]:
         """``node run_html.js PAGE [--patch JS]``: the page headless, with the patches."""
-        from dlfuzz.backends.tfjs.backend import patches_of
-
-        argv = ["node", str(HERE / "run_html.js"), str(Path(script).resolve())]
+        argv = ["node", str(RUN_HTML_JS), str(Path(script).resolve())]
         for path in patches_of(preload):
             argv += ["--patch", path]
         return argv
 
     def repro_script(self, case: Any, expectation: Any, title: str, version: str) -> str:
-        from dlfuzz.backends.tfjs.repro import html_page
-
         return html_page(self, case, expectation, title, version)

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from dlfuzz.backends.base import NativeCrash
+from dlfuzz.backends.base import NativeCrash, StageError
 from dlfuzz.cases import DType, Ref
 
 TFJS_DTYPES = {"float32": np.dtype(np.float32), "int32": np.dtype(np.int32),
@@ -183,8 +183,6 @@ def decode_outputs(header: dict[str, Any], body: bytes) -> tuple[np.ndarray, ...
 
 def raise_error(header: dict[str, Any]) -> None:
     """The reply's error as the exception the worker turns into an outcome."""
-    from dlfuzz.backends.base import StageError
-
     err = header["error"]
     stage = err.get("stage", "call")
     message = f"{err.get('type', 'Error')}: {err.get('message', '')}"

@@ -126,7 +126,7 @@ def _p_pool(op: str, t: TensorType, want: TensorType, partners: Partners,
             rng: np.random.Generator) -> list[Proposal]:
     if t.shape[-1] != want.shape[-1]:
         return []
-    out = []
+    out: list[Proposal] = []
     for w in _windows(t, want, get_op(op).spatial, False, rng):
         out.append(((), {"pool_size": w["kernel_size"], "strides": w["strides"],
                          "padding": w["padding"]}))

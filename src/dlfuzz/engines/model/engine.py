@@ -9,7 +9,6 @@ contributions and tournament). Re-seeded per batch for resumable campaigns.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +20,7 @@ from dlfuzz.engines.base import Engine
 from dlfuzz.engines.model.settings import METHODS, ModelEngineSettings
 from dlfuzz.errors import Rejected, UsageError
 from dlfuzz.ir.model import Model
+from dlfuzz.libraries import resolve
 
 DEFAULT_SEEDS = {"lemon": ("lenet5",), "dljsfuzzer": ("identity",)}
 
@@ -56,8 +56,8 @@ class ModelResult:
 def load_method(name: str) -> type:
     if name not in METHODS:
         raise UsageError(f"--method {name!r}: unknown; choose one of {', '.join(METHODS)}")
-    module, _, attr = METHODS[name].partition(":")
-    return getattr(importlib.import_module(module), attr)
+    method: type = resolve(METHODS[name])
+    return method
 
 
 def weights_key(model: Model) -> tuple[tuple[str, Tensor], ...]:

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from dlfuzz.ir.model import Model
+
 # D_MAD and the vote are the differential oracle's too: they live with it.
 from dlfuzz.oracles.lemon_vote import (  # noqa: F401 - re-exported for the engine
     LemonSettings,
@@ -48,7 +50,7 @@ def degenerate(per_input: Sequence[Mapping[str, np.ndarray]], share: float) -> b
 
 @dataclass
 class SeedEntry:
-    model: object
+    model: Model
     name: str
     selected: int = 0
     acc: float | None = None  # None until the model itself has been run

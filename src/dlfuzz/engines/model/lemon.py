@@ -58,7 +58,7 @@ class LemonMethod:
         entry = self.pool.select(self.rng)
         try:
             mutant, rule = mutate_with_retries(LEMON_RULES, lambda: self.mh.choose(self.rng),
-                                               entry.model, self.rng)  # type: ignore[arg-type]
+                                               entry.model, self.rng)
         except Rejected:
             self.rejected += 1
             return None

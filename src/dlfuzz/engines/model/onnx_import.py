@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from dlfuzz.cases import DTYPES
-from dlfuzz.engines.model.importers import DEFAULT_BATCH, ImportNet, Unsupported, ir_axis, require
+from dlfuzz.engines.model.import_net import DEFAULT_BATCH, ImportNet, Unsupported, ir_axis, require
 from dlfuzz.errors import UsageError
 from dlfuzz.ir.graph import InvalidGraph, TensorType
 from dlfuzz.ir.model import Model
@@ -180,7 +180,7 @@ def _o_unary(op: str, **defaults: Any) -> OnnxHandler:
             imp.consts[node.output[0]] = imp.consts[node.input[0]]
             return
         value, layout = imp.value(node.input[0])
-        attrs = {k: float(a.get(k, v)) for k, v in defaults.items()}
+        attrs: dict[str, Any] = {k: float(a.get(k, v)) for k, v in defaults.items()}
         imp.set(node.output[0], imp.net.add(op, value, **attrs), layout)
     return handler
 
@@ -343,12 +343,14 @@ ONNX_OPS: dict[str, OnnxHandler] = {
 def _o_input_type(vi: Any, batch: int) -> TensorType:
     t = vi.type.tensor_type
     dtype = ONNX_DTYPES.get(t.elem_type)
-    require(dtype is not None, f"input {vi.name!r} has element type {t.elem_type}, not a float")
-    dims = [d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else None
-            for d in t.shape.dim]
-    require(len(dims) >= 1 and all(d is not None for d in dims[1:]),
+    if dtype is None:
+        raise Unsupported(f"input {vi.name!r} has element type {t.elem_type}, not a float")
+    dims: list[int | None] = [d.dim_value if d.HasField("dim_value") and d.dim_value > 0
+                              else None for d in t.shape.dim]
+    known = [d for d in dims[1:] if d is not None]
+    require(len(dims) >= 1 and len(known) == len(dims) - 1,
             f"input {vi.name!r} has shape {dims}: every dim but the batch must be known")
-    return TensorType((batch if dims[0] is None else dims[0], *dims[1:]), dtype)
+    return TensorType((batch if dims[0] is None else dims[0], *known), dtype)
 
 
 def import_onnx(path: str | Path, batch: int = DEFAULT_BATCH) -> Model:

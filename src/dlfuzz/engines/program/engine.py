@@ -34,12 +34,14 @@ from dlfuzz.engines.program.settings import ProgramEngineSettings
 from dlfuzz.engines.program.template import Block, disassemble, name_positionals
 from dlfuzz.engines.program.tree import FAILED, GENERATION, OK, PENDING, Node, Seed, prune
 from dlfuzz.errors import UsageError
+from dlfuzz.libraries import LIBRARIES
 from dlfuzz.oracles.program import is_generation_failure
 
 SEED_DIR = Path(__file__).resolve().parent / "seeds"
 def program_library(backend_library: str) -> str:
     """``keras-tf`` -> ``keras``; ``torch`` -> ``torch``."""
-    return "keras" if backend_library.startswith("keras") else backend_library
+    return next((lib.name for lib in LIBRARIES if backend_library in lib.program_backends),
+                backend_library)
 
 
 def load_seed(item: str) -> tuple[str, str, str]:

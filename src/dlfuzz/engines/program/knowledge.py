@@ -37,12 +37,13 @@ from typing import Any
 from dlfuzz.engines.api.constraints import Env, evaluate, holds, names_in, parse
 from dlfuzz.engines.api.libspecs import LibParam, LibSpec, load_file
 from dlfuzz.errors import UsageError
+from dlfuzz.libraries import LIBRARIES
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
+# library -> (layer specs, layer context) under DATA_DIR, from the library records
 FILES: dict[str, tuple[str, str]] = {
-    "torch": ("torch_nn.json", "torch_context.json"),
-    "keras": ("keras_layers.json", "keras_context.json"),
-}
+    lib.name: (lib.program_files["knowledge"], lib.program_files["context"])
+    for lib in LIBRARIES if lib.program_files}
 ATTEMPTS = 24          # random draws tried before random_value gives up
 BAD_ENUM = "not_a_valid_option"
 _INTERVAL = re.compile(r"^\s*([\[(])\s*([^,\s]+)\s*,\s*([^\s\])]+)\s*([\])])\s*$")

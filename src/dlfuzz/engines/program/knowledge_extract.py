@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from dlfuzz import libraries
 from dlfuzz.engines.api.constraints import Constraint, ConstraintError, Env, holds, make, names_in
 from dlfuzz.engines.api.libspecs import LibParam, LibSpec, dump
 from dlfuzz.engines.program import knowledge as kb
@@ -39,7 +40,6 @@ from dlfuzz.engines.program.knowledge_context import context_for
 from dlfuzz.specgen.docstrings import constraints_from_doc, hints, param_docs
 
 HAND_FILE = kb.DATA_DIR / "hand_rules.json"
-LIB_PREFIX = {"torch": "torch.nn.", "keras": "keras.layers."}
 TORCH_EXCLUDE = frozenset({
     "Container", "Module", "ModuleDict", "ModuleList", "ParameterDict", "ParameterList",
     "Sequential", "DataParallel", "RNNBase", "RNNCellBase", "TransformerDecoder",
@@ -64,7 +64,7 @@ def layer_classes(library: str) -> list[tuple[str, type]]:
         for name, obj in vars(nn).items():
             if (inspect.isclass(obj) and issubclass(obj, nn.Module) and not name.startswith("_")
                     and name not in TORCH_EXCLUDE and not name.endswith(("Loss", "Loss2d"))):
-                out.append((LIB_PREFIX["torch"] + name, obj))
+                out.append((libraries.get("torch").layers + name, obj))
         return out
     if library == "keras":
         os.environ.setdefault("KERAS_BACKEND", "torch")
@@ -78,7 +78,7 @@ def layer_classes(library: str) -> list[tuple[str, type]]:
             alias = name.startswith("Convolution") or ("Pool" in name and "Pooling" not in name)
             if obj not in seen or (not alias and _is_alias(seen[obj])):
                 seen[obj] = name
-        return [(LIB_PREFIX["keras"] + n, c) for c, n in seen.items()]
+        return [(libraries.get("keras").layers + n, c) for c, n in seen.items()]
     raise SystemExit(f"unknown library {library!r}; use torch or keras")
 
 
@@ -451,7 +451,7 @@ def extract(library: str, calibrate_n: int = 20) -> dict[str, Any]:
             ctx["legal"] = legal_map
         contexts[api] = ctx
     spec_path, ctx_path = kb._files(library)
-    version = _version(library)
+    version = libraries.version(library)
     dump(library, specs, spec_path, {library: version})
     ctx_path.write_text(json.dumps({"format": 1, "library": library, "apis": contexts},
                                    indent=1, sort_keys=False) + "\n", encoding="utf-8")
@@ -472,16 +472,6 @@ def extract(library: str, calibrate_n: int = 20) -> dict[str, Any]:
         summary["worst"] = sorted(((a / b, api) for api, (a, b) in rates.items()))[:15]
         summary["failures"] = failures[:60]
     return summary
-
-
-def _version(library: str) -> str:
-    if library == "torch":
-        import torch
-
-        return str(torch.__version__)
-    import keras
-
-    return str(keras.__version__)
 
 
 def main(argv: list[str] | None = None) -> int:

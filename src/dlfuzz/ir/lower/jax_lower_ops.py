@@ -10,62 +10,28 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
 
-from dlfuzz.ir.graph import Node, TensorType
+from dlfuzz.ir.lower.context import NodeCtx, call, fold, identity, infix, num, with_const
 
 # (input, kernel, output) layouts for lax.conv_general_dilated, by spatial rank.
 DIMS = {1: ("NWC", "WIO", "NWC"), 2: ("NHWC", "HWIO", "NHWC"),
         3: ("NDHWC", "DHWIO", "NDHWC")}
 
 
-@dataclass
-class Ctx:
-    """What an emitter knows about its node; ``w()`` and ``local()`` hand out names."""
+class Ctx(NodeCtx):
+    """The JAX node context: weights become ``jnp.asarray(W[key], DTYPE)`` in build()."""
 
-    node: Node
-    ins: list[str]
-    out: str
-    in_types: list[TensorType]
-    out_type: TensorType
-    weight_shapes: dict[str, tuple[int, ...]]
-    names: Callable[[str], str]
-    setup: list[str] = field(default_factory=list)
+    def weight_var(self, label: str) -> str:
+        return self.local(label)
 
-    @property
-    def a(self) -> dict[str, Any]:
-        return self.node.a
-
-    @property
-    def x(self) -> str:
-        return self.ins[0]
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return self.in_types[0].shape
-
-    def local(self, what: str) -> str:
-        """A fresh name for a helper value of this node (``n3_count``)."""
-        return self.names(f"{self.out}_{what}")
-
-    def w(self, name: str, suffix: str = "", label: str | None = None) -> str:
-        """Convert weight ``name`` once in build(); ``suffix`` re-lays it out (a reshape)."""
-        var = self.local(label or name)
-        key = f"{self.node.id}.{name}"
-        self.setup.append(f"{var} = jnp.asarray(W[{key!r}], DTYPE){suffix}")
-        return var
+    def convert(self, key: str) -> str:
+        return f"jnp.asarray(W[{key!r}], DTYPE)"
 
     def bias(self) -> str:
-        return f" + {self.w('bias')}" if self.a["use_bias"] else ""
+        return f" + {self.weight('bias')}" if self.a["use_bias"] else ""
 
 
 Emitter = Callable[[Ctx], list[str]]
-
-
-def num(v: float) -> str:
-    """A Python literal for a float attribute (repr round-trips; inf has no literal)."""
-    return repr(float(v)) if math.isfinite(v) else f"float('{v}')"
 
 
 def _mm(a: str, b: str) -> str:
@@ -86,12 +52,12 @@ def _conv_expr(x: str, k: str, n: int, strides: tuple[int, ...], padding: str,
 
 # ---- dense and convolutions ------------------------------------------------------------
 def _dense(c: Ctx) -> list[str]:
-    return [f"{c.out} = {_mm(c.x, c.w('kernel'))}{c.bias()}"]
+    return [f"{c.out} = {_mm(c.x, c.weight('kernel'))}{c.bias()}"]
 
 
 def _conv(c: Ctx) -> list[str]:
     n = len(c.a["kernel_size"])
-    y = _conv_expr(c.x, c.w("kernel"), n, c.a["strides"], c.a["padding"],
+    y = _conv_expr(c.x, c.weight("kernel"), n, c.a["strides"], c.a["padding"],
                    c.a["dilation_rate"])
     return [f"{c.out} = {y}{c.bias()}"]
 
@@ -100,7 +66,7 @@ def _depthwise_kernel(c: Ctx, name: str) -> tuple[str, int]:
     """(k.., cin, m) -> (k.., 1, cin*m): one group per input channel, channel c*m + j."""
     *k, cin, m = c.weight_shapes[name]
     shape = ", ".join(map(str, (*k, 1, cin * m)))
-    return c.w(name, f".reshape({shape})"), cin
+    return c.weight(name, f".reshape({shape})"), cin
 
 
 def _depthwise(c: Ctx) -> list[str]:
@@ -114,7 +80,7 @@ def _separable(c: Ctx) -> list[str]:
     k, cin = _depthwise_kernel(c, "depthwise_kernel")
     mid = c.local("depthwise")
     dw = _conv_expr(c.x, k, n, c.a["strides"], c.a["padding"], c.a["dilation_rate"], cin)
-    pw = _conv_expr(mid, c.w("pointwise_kernel"), n, (1,) * n, "valid")
+    pw = _conv_expr(mid, c.weight("pointwise_kernel"), n, (1,) * n, "valid")
     return [f"{mid} = {dw}", f"{c.out} = {pw}{c.bias()}"]
 
 
@@ -130,7 +96,7 @@ def _conv_transpose(c: Ctx) -> list[str]:
     pad = repr(c.a["padding"].upper())
     if c.a["padding"] == "valid" and any(k < s for k, s in zip(ks, ss, strict=True)):
         pad = repr(tuple((k - 1, k - 1) for k in ks))
-    return [f"{c.out} = lax.conv_transpose({c.x}, {c.w('kernel')}, {tuple(ss)}, {pad}, "
+    return [f"{c.out} = lax.conv_transpose({c.x}, {c.weight('kernel')}, {tuple(ss)}, {pad}, "
             f"dimension_numbers={DIMS[n]}, transpose_kernel=True, precision=PREC){c.bias()}"]
 
 
@@ -168,14 +134,6 @@ def _global(fn: str) -> Emitter:
 
 
 # ---- activations and normalization -----------------------------------------------------
-def _unary(template: str) -> Emitter:
-    """``template`` reads the input as {x} and attributes as {name} (floats as literals)."""
-    def emit(c: Ctx) -> list[str]:
-        attrs = {k: num(v) if isinstance(v, float) else v for k, v in c.a.items()}
-        return [f"{c.out} = " + template.format(x=c.x, **attrs)]
-    return emit
-
-
 def _relu(c: Ctx) -> list[str]:
     if c.a["max_value"] is None:
         return [f"{c.out} = jax.nn.relu({c.x})"]
@@ -183,18 +141,18 @@ def _relu(c: Ctx) -> list[str]:
 
 
 def _prelu(c: Ctx) -> list[str]:
-    return [f"{c.out} = jnp.where({c.x} >= 0, {c.x}, {c.w('alpha')} * {c.x})"]
+    return [f"{c.out} = jnp.where({c.x} >= 0, {c.x}, {c.weight('alpha')} * {c.x})"]
 
 
 def _batch_norm(c: Ctx) -> list[str]:
-    g, b, m, v = (c.w(k) for k in ("gamma", "beta", "moving_mean", "moving_variance"))
+    g, b, m, v = (c.weight(k) for k in ("gamma", "beta", "moving_mean", "moving_variance"))
     eps = num(c.a["epsilon"])
     return [f"{c.out} = {g} * ({c.x} - {m}) / jnp.sqrt({v} + {eps}) + {b}"]
 
 
 def _layer_norm(c: Ctx) -> list[str]:
     """Two-pass biased variance over the last axis."""
-    g, b = c.w("gamma"), c.w("beta")
+    g, b = c.weight("gamma"), c.weight("beta")
     mean, var = c.local("mean"), c.local("var")
     return [f"{mean} = jnp.mean({c.x}, axis=-1, keepdims=True)",
             f"{var} = jnp.mean(jnp.square({c.x} - {mean}), axis=-1, keepdims=True)",
@@ -202,29 +160,7 @@ def _layer_norm(c: Ctx) -> list[str]:
             f" + {b}"]
 
 
-# ---- merges ----------------------------------------------------------------------------
-def _infix(op: str) -> Emitter:
-    def emit(c: Ctx) -> list[str]:
-        return [f"{c.out} = " + f" {op} ".join(c.ins)]
-    return emit
-
-
-def _fold(fn: str) -> Emitter:
-    def emit(c: Ctx) -> list[str]:
-        expr = c.ins[0]
-        for other in c.ins[1:]:
-            expr = f"{fn}({expr}, {other})"
-        return [f"{c.out} = {expr}"]
-    return emit
-
-
-def _const(op: str) -> Emitter:
-    """x (op) value, the 0-d weight converted to the graph's dtype (no promotion)."""
-    def emit(c: Ctx) -> list[str]:
-        return [f"{c.out} = {c.x} {op} {c.w('value')}"]
-    return emit
-
-
+# ---- merges (Add, Mul, Maximum... are the shared infix/fold emitters) -----------------
 def _matmul(c: Ctx) -> list[str]:
     return [f"{c.out} = {_mm(c.ins[0], c.ins[1])}"]
 
@@ -271,10 +207,6 @@ def _reduce(fn: str) -> Emitter:
     return emit
 
 
-def _identity(c: Ctx) -> list[str]:
-    return [f"{c.out} = {c.x}"]
-
-
 # ---- recurrent -------------------------------------------------------------------------
 STEPS = {
     "SimpleRNN": ["def {step}(h, xw):",
@@ -299,11 +231,11 @@ STEPS = {
 def _recurrent(c: Ctx) -> list[str]:
     """Input projection for all steps at once, then lax.scan over time (axis 0)."""
     op = c.node.op
-    kernel, rk = c.w("kernel"), c.w("recurrent_kernel")
+    kernel, rk = c.weight("kernel"), c.weight("recurrent_kernel")
     if op == "GRU":  # reset_after: bias row 0 for the input, row 1 for the recurrent part
-        bias, rb = c.w("bias", "[0]", "input_bias"), c.w("bias", "[1]", "recurrent_bias")
+        bias, rb = c.weight("bias", "[0]", "input_bias"), c.weight("bias", "[1]", "recurrent_bias")
     else:
-        bias, rb = c.w("bias"), ""
+        bias, rb = c.weight("bias"), ""
     step, xw = c.local("step"), c.local("xw")
     c.setup += [line.format(step=step, rk=rk, rb=rb) for line in STEPS[op]]
     n, units = c.shape[0], c.a["units"]
@@ -329,18 +261,18 @@ EMITTERS: dict[str, Emitter] = {
     **{f"GlobalMaxPool{n}D": _global("max") for n in (1, 2, 3)},
     **{f"GlobalAvgPool{n}D": _global("mean") for n in (1, 2, 3)},
     "ReLU": _relu,
-    "LeakyReLU": _unary("jax.nn.leaky_relu({x}, negative_slope={alpha})"),
+    "LeakyReLU": call("jax.nn.leaky_relu({x}, negative_slope={alpha})"),
     "PReLU": _prelu,
-    "ELU": _unary("jax.nn.elu({x}, alpha={alpha})"),
-    "ThresholdedReLU": _unary("jnp.where({x} > {theta}, {x}, 0)"),
-    "Softmax": _unary("jax.nn.softmax({x}, axis={axis})"),
-    "Sigmoid": _unary("jax.nn.sigmoid({x})"),
-    "Tanh": _unary("jnp.tanh({x})"),
-    "GELU": _unary("jax.nn.gelu({x}, approximate={approximate})"),
+    "ELU": call("jax.nn.elu({x}, alpha={alpha})"),
+    "ThresholdedReLU": call("jnp.where({x} > {theta}, {x}, 0)"),
+    "Softmax": call("jax.nn.softmax({x}, axis={axis})"),
+    "Sigmoid": call("jax.nn.sigmoid({x})"),
+    "Tanh": call("jnp.tanh({x})"),
+    "GELU": call("jax.nn.gelu({x}, approximate={approximate})"),
     "BatchNorm": _batch_norm,
     "LayerNorm": _layer_norm,
-    "Add": _infix("+"), "Mul": _infix("*"), "Subtract": _infix("-"),
-    "Maximum": _fold("jnp.maximum"), "Minimum": _fold("jnp.minimum"),
+    "Add": infix("+"), "Mul": infix("*"), "Subtract": infix("-"),
+    "Maximum": fold("jnp.maximum"), "Minimum": fold("jnp.minimum"),
     "MatMul": _matmul,
     "Flatten": _reshape, "Reshape": _reshape,
     "Transpose": _transpose,
@@ -350,8 +282,8 @@ EMITTERS: dict[str, Emitter] = {
     **{f"UpSampling{n}D": _upsample for n in (1, 2, 3)},
     "RepeatVector": _repeat_vector,
     "ReduceMean": _reduce("mean"), "ReduceMax": _reduce("max"),
-    "Identity": _identity,
-    "Dropout": _identity,
-    "AddConst": _const("+"), "MulConst": _const("*"),
+    "Identity": identity,
+    "Dropout": identity,
+    "AddConst": with_const("+"), "MulConst": with_const("*"),
     "SimpleRNN": _recurrent, "LSTM": _recurrent, "GRU": _recurrent,
 }

@@ -23,6 +23,7 @@ import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from dlfuzz.ir.graph import Graph, Node, TensorType
 from dlfuzz.ir.ops import get_op
@@ -233,7 +234,7 @@ def _reduce(fn: str) -> Emitter:
 
 def _recurrent(node: Node, ins: list[TensorType], out: TensorType) -> Lowered:
     """Keras defaults are the IR's: tanh, sigmoid gates, zero state; GRU reset_after."""
-    extra = {"reset_after": True} if node.op == "GRU" else {}
+    extra: dict[str, Any] = {"reset_after": True} if node.op == "GRU" else {}
     return Lowered(layer(node.op, node, node.a["units"],
                          return_sequences=node.a["return_sequences"], **extra,
                          kernel_initializer=ZEROS, recurrent_initializer=ZEROS),

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from dlfuzz.ir.graph import Node
-from dlfuzz.ir.lower.onnx_lower import Ctx, Raw
+from dlfuzz.ir.lower.onnx_context import Ctx, Raw
 from dlfuzz.ir.ops.base import same_pads
 
 Emitter = Callable[[Ctx, Node], None]

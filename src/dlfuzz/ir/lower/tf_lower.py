@@ -7,9 +7,11 @@ weight into a constant once in ``build`` (bfloat16 through float32, which is exa
 recurrent helpers a graph needs (a Python loop over the static time steps, so the model
 stays a plain function that ``tf.function(jit_compile=True)`` compiles), and ``model``.
 
-Where a CPU kernel lacks a dtype (float64 MaxPool3D/AvgPool3D, float64 depthwise with
-unequal strides) the float64 program spells the op with other TensorFlow ops instead of
-upcasting; float16/bfloat16 keep the natural call even where TensorFlow then refuses it.
+Where a CPU kernel lacks a dtype (float64 MaxPool3D/AvgPool3D) the float64 program spells
+the op with other TensorFlow ops instead of upcasting; float16/bfloat16 keep the natural
+call even where TensorFlow then refuses it. Depthwise convolutions with unequal strides,
+which TensorFlow documents as unsupported, run at stride 1 and are subsampled in every
+dtype.
 """
 
 from __future__ import annotations

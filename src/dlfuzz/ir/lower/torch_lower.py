@@ -9,19 +9,16 @@ tensors running under ``torch.no_grad()``, so ``torch.compile(model)`` compiles 
 there, for inputs on that device). Nothing is upcast: weights are DTYPE
 and scalars are Python numbers, so every value keeps the graph's dtype.
 
-Per-op emitters live in ``torch_lower_ops``; this module holds the program skeleton and
-the naming, so a reader of an emitted reproducer sees one or a few lines per node, each
-tagged ``# <id> <Op>``.
+Per-op emitters live in ``torch_lower_ops``, the node loop and naming shared with the JAX
+lowering in ``context``; this module holds the program skeleton, so a reader of an
+emitted reproducer sees one or a few lines per node, each tagged ``# <id> <Op>``.
 """
 
 from __future__ import annotations
 
-import keyword
-import re
-
 from dlfuzz.ir.graph import Graph
+from dlfuzz.ir.lower.context import lower_nodes
 from dlfuzz.ir.lower.torch_lower_ops import EMITTERS, Ctx
-from dlfuzz.ir.model import weight_shapes
 
 TORCH_DTYPES = {"float16": "torch.float16", "bfloat16": "torch.bfloat16",
                 "float32": "torch.float32", "float64": "torch.float64"}
@@ -54,41 +51,10 @@ def build(W, compile=False, device="cpu", **options):
 '''
 
 
-class _Names:
-    """Python identifiers for graph values and weights: the value's own name when usable."""
-
-    def __init__(self) -> None:
-        self.taken: set[str] = set(RESERVED)
-
-    def get(self, wanted: str) -> str:
-        name = re.sub(r"\W", "_", wanted)
-        if not name or name[0].isdigit() or keyword.iskeyword(name):
-            name = f"v_{name}"
-        base, i = name, 1
-        while name in self.taken:
-            name, i = f"{base}_{i}", i + 1
-        self.taken.add(name)
-        return name
-
-
 def emit(graph: Graph, probe: bool = False) -> str:
     """Source of a standalone PyTorch program computing ``graph`` (see the package contract)."""
-    types = graph.types()
-    names = _Names()
-    var = {v: names.get(v) for v in graph.input_names}
-    setup: list[str] = []
-    body: list[str] = []
-    for node in graph.nodes:
-        var[node.id] = names.get(node.id)
-        ctx = Ctx(node=node, ins=[var[v] for v in node.inputs], out=var[node.id],
-                  in_types=[types[v] for v in node.inputs], out_type=types[node.id],
-                  weight_shapes=weight_shapes(graph, node), names=names.get)
-        lines = EMITTERS[node.op](ctx)
-        tag = f"  # {node.id} {node.op}"
-        setup += [line + tag for line in ctx.setup]
-        body += [line + tag for line in lines]
-    results = [var[n.id] for n in graph.nodes] if probe else [var[v] for v in graph.outputs]
-    params = ", ".join(var[x] for x in graph.input_names)
+    low = lower_nodes(graph, probe, Ctx, EMITTERS, RESERVED)
+    setup, body, results, params = low.setup, low.body, low.results, ", ".join(low.params)
     out = [HEADER.format(imports=_IMPORTS, dtype=TORCH_DTYPES[graph.dtype]).rstrip("\n")] + [""] * bool(setup)
     out += [f"    {line}" for line in setup]
     out += ["", f"    def model({params}):", "        with torch.no_grad():"]

@@ -12,46 +12,22 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
 
-from dlfuzz.ir.graph import Node, TensorType
+from dlfuzz.ir.lower.context import NodeCtx, call, fold, infix, num, with_const
 from dlfuzz.ir.ops.base import same_pads
 
 # torch's CPU avg_pool3d has no float16/bfloat16 kernel: those dtypes sum windows by unfold.
 _NO_HALF_AVG3D = ("float16", "bfloat16")
 
 
-@dataclass
-class Ctx:
-    """What an emitter sees: the node, its operand/result names and types, the build lines."""
+class Ctx(NodeCtx):
+    """The PyTorch node context: weights become ``_w(W[key])`` (a DTYPE tensor) in build()."""
 
-    node: Node
-    ins: list[str]
-    out: str
-    in_types: list[TensorType]
-    out_type: TensorType
-    weight_shapes: dict[str, tuple[int, ...]]
-    names: Callable[[str], str]
-    setup: list[str] = field(default_factory=list)
+    def weight_var(self, label: str) -> str:
+        return self.names(f"w_{self.node.id}_{label}")
 
-    @property
-    def a(self) -> dict[str, Any]:
-        return self.node.a
-
-    @property
-    def x(self) -> str:
-        return self.ins[0]
-
-    @property
-    def dtype(self) -> str:
-        return self.out_type.dtype
-
-    def weight(self, name: str, transform: str = "") -> str:
-        """A build-time variable holding weight ``name`` as a DTYPE tensor (``.transform``)."""
-        var = self.names(f"w_{self.node.id}_{name}")
-        self.setup.append(f'{var} = _w(W["{self.node.id}.{name}"]){transform}')
-        return var
+    def convert(self, key: str) -> str:
+        return f'_w(W["{key}"])'
 
     def const(self, name: str, expr: str) -> str:
         """A build-time variable ``expr`` (computed once, not on every call)."""
@@ -64,12 +40,6 @@ Emitter = Callable[[Ctx], list[str]]
 
 
 # ---- layout helpers ------------------------------------------------------------------------
-def num(value: float) -> str:
-    """A float attribute as source: exact (repr round-trips), non-finite values spelled out."""
-    value = float(value)
-    return repr(value) if math.isfinite(value) else f'float("{value}")'
-
-
 def _ints(values: tuple[int, ...] | list[int]) -> str:
     return "(" + ", ".join(map(str, values)) + ("," if len(values) == 1 else "") + ")"
 
@@ -311,37 +281,6 @@ def gelu(ctx: Ctx) -> list[str]:
     return [f'{ctx.out} = F.gelu({ctx.x}, approximate="{mode}")']
 
 
-def _call(template: str) -> Emitter:
-    """An emitter for a one-line op: ``template`` is formatted with x, the attrs and ins."""
-    def emitter(ctx: Ctx) -> list[str]:
-        attrs = {k: num(v) if isinstance(v, float) else v for k, v in ctx.a.items()}
-        return [f"{ctx.out} = " + template.format(x=ctx.x, ins=ctx.ins, **attrs)]
-    return emitter
-
-
-def _fold(fn: str) -> Emitter:
-    """Binary torch function folded over any number of operands, left to right."""
-    def emitter(ctx: Ctx) -> list[str]:
-        expr = ctx.ins[0]
-        for other in ctx.ins[1:]:
-            expr = f"{fn}({expr}, {other})"
-        return [f"{ctx.out} = {expr}"]
-    return emitter
-
-
-def _const(symbol: str) -> Emitter:
-    """x (symbol) value: the 0-d weight is a DTYPE tensor, so nothing is promoted."""
-    def emitter(ctx: Ctx) -> list[str]:
-        return [f"{ctx.out} = {ctx.x} {symbol} {ctx.weight('value')}"]
-    return emitter
-
-
-def _infix(symbol: str) -> Emitter:
-    def emitter(ctx: Ctx) -> list[str]:
-        return [f"{ctx.out} = {f' {symbol} '.join(ctx.ins)}"]
-    return emitter
-
-
 # ---- shape ---------------------------------------------------------------------------------
 def reshape(ctx: Ctx) -> list[str]:
     return [f"{ctx.out} = {ctx.x}.reshape({ctx.x}.shape[0], "
@@ -387,36 +326,36 @@ EMITTERS: dict[str, Emitter] = {
     **{f"GlobalMaxPool{n}D": global_max for n in (1, 2, 3)},
     **{f"GlobalAvgPool{n}D": global_avg for n in (1, 2, 3)},
     "ReLU": relu,
-    "LeakyReLU": _call("F.leaky_relu({x}, negative_slope={alpha})"),
+    "LeakyReLU": call("F.leaky_relu({x}, negative_slope={alpha})"),
     "PReLU": prelu,
-    "ELU": _call("F.elu({x}, alpha={alpha})"),
-    "ThresholdedReLU": _call("F.threshold({x}, {theta}, 0.0)"),
-    "Softmax": _call("F.softmax({x}, dim={axis})"),
-    "Sigmoid": _call("torch.sigmoid({x})"),
-    "Tanh": _call("torch.tanh({x})"),
+    "ELU": call("F.elu({x}, alpha={alpha})"),
+    "ThresholdedReLU": call("F.threshold({x}, {theta}, 0.0)"),
+    "Softmax": call("F.softmax({x}, dim={axis})"),
+    "Sigmoid": call("torch.sigmoid({x})"),
+    "Tanh": call("torch.tanh({x})"),
     "GELU": gelu,
     "BatchNorm": batch_norm,
     "LayerNorm": layer_norm,
-    "Add": _infix("+"),
-    "Mul": _infix("*"),
-    "Subtract": _infix("-"),
-    "Maximum": _fold("torch.maximum"),
-    "Minimum": _fold("torch.minimum"),
-    "AddConst": _const("+"),
-    "MulConst": _const("*"),
-    "MatMul": _call("torch.matmul({ins[0]}, {ins[1]})"),
-    "Flatten": _call("{x}.flatten(1)"),
+    "Add": infix("+"),
+    "Mul": infix("*"),
+    "Subtract": infix("-"),
+    "Maximum": fold("torch.maximum"),
+    "Minimum": fold("torch.minimum"),
+    "AddConst": with_const("+"),
+    "MulConst": with_const("*"),
+    "MatMul": call("torch.matmul({ins[0]}, {ins[1]})"),
+    "Flatten": call("{x}.flatten(1)"),
     "Reshape": reshape,
     "Transpose": lambda ctx: [f"{ctx.out} = {ctx.x}.permute{_ints((0, *ctx.a['dims']))}"],
     "Concat": concat,
     **{f"ZeroPadding{n}D": zero_padding for n in (1, 2, 3)},
     **{f"Cropping{n}D": cropping for n in (1, 2, 3)},
     **{f"UpSampling{n}D": upsampling for n in (1, 2, 3)},
-    "RepeatVector": _call("{x}.unsqueeze(1).repeat(1, {n}, 1)"),
+    "RepeatVector": call("{x}.unsqueeze(1).repeat(1, {n}, 1)"),
     "ReduceMean": reduce("mean"),
     "ReduceMax": reduce("amax"),
-    "Identity": _call("{x}"),
-    "Dropout": _call("F.dropout({x}, p={rate}, training=False)"),
+    "Identity": call("{x}"),
+    "Dropout": call("F.dropout({x}, p={rate}, training=False)"),
     "SimpleRNN": recurrent,
     "LSTM": recurrent,
     "GRU": recurrent,

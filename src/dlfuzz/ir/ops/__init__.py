@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dlfuzz.ir.graph import InvalidGraph
 from dlfuzz.ir.ops import conv, elementwise, pool, recurrent, shape
 from dlfuzz.ir.ops.base import Attr, OpKind
+from dlfuzz.ir.types import InvalidGraph
 
 CATALOG: dict[str, OpKind] = {
     op.name: op

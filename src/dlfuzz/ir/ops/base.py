@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from dlfuzz.ir.graph import InvalidGraph, TensorType
+from dlfuzz.ir.types import InvalidGraph, TensorType
 
 Infer = Callable[[list[TensorType], dict[str, Any]], tuple[int, ...]]
 WeightShapes = Callable[[list[TensorType], dict[str, Any]], dict[str, tuple[int, ...]]]

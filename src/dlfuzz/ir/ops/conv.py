@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from dlfuzz.ir.graph import TensorType
 from dlfuzz.ir.ops.base import Attr, OpKind, need, need_rank, window_out
+from dlfuzz.ir.types import TensorType
 
 PADDINGS = ("valid", "same")
 
@@ -130,7 +130,7 @@ def dense() -> OpKind:
         return (*ins[0].shape[:-1], a["units"])
 
     def weights(ins: list[TensorType], a: dict[str, Any]) -> dict[str, tuple[int, ...]]:
-        w = {"kernel": (ins[0].shape[-1], a["units"])}
+        w: dict[str, tuple[int, ...]] = {"kernel": (ins[0].shape[-1], a["units"])}
         if a["use_bias"]:
             w["bias"] = (a["units"],)
         return w

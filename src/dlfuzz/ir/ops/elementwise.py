@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from dlfuzz.ir.graph import TensorType
 from dlfuzz.ir.ops.base import Attr, OpKind, need
+from dlfuzz.ir.types import TensorType
 
 
 def _same(ins: list[TensorType], a: dict[str, Any]) -> tuple[int, ...]:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from dlfuzz.ir.graph import TensorType
 from dlfuzz.ir.ops.base import Attr, OpKind, need, need_rank, window_out
+from dlfuzz.ir.types import TensorType
 
 
 def pool(kind: str, n: int) -> OpKind:

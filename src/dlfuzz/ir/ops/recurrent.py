@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from dlfuzz.ir.graph import TensorType
 from dlfuzz.ir.ops.base import Attr, OpKind, need, need_rank
+from dlfuzz.ir.types import TensorType
 
 GATES = {"SimpleRNN": 1, "LSTM": 4, "GRU": 3}
 
