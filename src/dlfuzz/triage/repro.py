@@ -26,6 +26,7 @@ import numpy as np
 
 from dlfuzz.backends.base import Backend
 from dlfuzz.cases import ApiCase, Call, DType, Expectation, Ref
+from dlfuzz.triage.repro_verdict import VERDICT, nested, quiet_header, values_check
 
 _ALIASES = {"numpy": "np", "tensorflow": "tf"}
 _ROOTS = {"np": "numpy", "tf": "tensorflow", "torch": "torch", "jax": "jax"}
@@ -150,59 +151,34 @@ _FLAT = '''
 def _flat(v):
     if isinstance(v, (list, tuple)):
         return [x for item in v for x in _flat(item)]
-    return [v]
-'''
-
-_CHECK_VALUES = '''
-def _flat(v):
-    if isinstance(v, (list, tuple)):
-        return [x for item in v for x in _flat(item)]
-    return [v]
-
-
-def _bad(actual, expected, allowed):
-    if isinstance(expected, list):
-        if not isinstance(actual, list) or len(actual) != len(expected):
-            return 1
-        return sum(_bad(a, e, w) for a, e, w in zip(actual, expected, allowed))
-    if isinstance(actual, list):
-        return 1
-    a, e = complex(actual), complex(expected)
-    if math.isnan(a.real) or math.isnan(e.real) or math.isnan(a.imag) or math.isnan(e.imag):
-        return int(math.isnan(a.real + a.imag) != math.isnan(e.real + e.imag))
-    if math.isinf(abs(a)) or math.isinf(abs(e)):
-        return int(a != e)
-    return int(abs(a - e) > allowed)
-
-
-got = [_as_list(t) for t in _flat(result)]
-bad = [_bad(g, e, w) for g, e, w in zip(got, EXPECTED, ALLOWED)]
-if len(got) != len(EXPECTED) or any(bad):
-    print("BUG present: output differs from the reference beyond the allowed error")
-    for i, (g, e) in enumerate(zip(got, EXPECTED)):
-        print(f"  output {i}: got      {g}")
-        print(f"  output {i}: expected {e}")
-    sys.exit(1)
-print("OK: outputs match the reference")
-sys.exit(0)
+    return [] if v is None else [v]
 '''
 
 
 def reproducer(backend: Backend, case: ApiCase, expectation: Expectation, title: str,
                version: str = "") -> str:
-    """The whole script for ``backend`` (an instance; its library is not imported)."""
+    """The whole script for ``backend`` (an instance; its library is not imported).
+
+    Whatever the expectation, the script's last line is its verdict (``BUG present: ...``
+    with exit 1, or ``OK: ...`` with exit 0); only a crash or a hang (killed by the alarm)
+    ends it without one, with a non-zero status.
+    """
     call = case.call_for(backend.library)
     if call is None:
         raise ValueError(f"case has no call for {backend.library}")
     expr, extra = call_source(call, backend)
     used = [i for i in range(len(case.tensors)) if re.search(rf"\bx{i}\b", expr)]
     expr = backend.repro_call(expr, [f"x{i}" for i in used])
+    target = call.target.rpartition(".")[2] if call.target.startswith("dlfuzz.") \
+        else call.target
     lines = [
         '"""' + f"dlfuzz reproducer: {title}",
         "",
         f"Backend: {backend.name}{' ' + version if version else ''}. Needs only that library.",
-        "Exit status: 1 while the bug is present, 0 once it is fixed.",
+        "Exit status: 1 while the bug is present, 0 once it is fixed; the last line printed",
+        "is the verdict.",
         '"""',
+        *quiet_header(backend.name),
         "import math",
         "import signal",
         "import sys",
@@ -213,7 +189,7 @@ def reproducer(backend: Backend, case: ApiCase, expectation: Expectation, title:
         lines.append(extra)
     if backend.repro_setup():
         lines.append(backend.repro_setup())
-    lines += ["", backend.repro_helpers().rstrip(), ""]
+    lines += ["", backend.repro_helpers().rstrip(), "", VERDICT.strip(), ""]
     if expectation.kind == "repeatable":
         lines += [_FLAT.strip(), ""]
     for i, t in enumerate(case.tensors):
@@ -226,10 +202,9 @@ def reproducer(backend: Backend, case: ApiCase, expectation: Expectation, title:
             "try:",
             f"    result = {expr}",
             "except Exception as exc:  # right: the library rejects the invalid input",
-            '    print(f"OK: rejected with {type(exc).__name__}: {exc}")',
-            "    sys.exit(0)",
-            'print("BUG present: the invalid input was accepted and a result returned")',
-            "sys.exit(1)",
+            '    _verdict(0, f"OK: rejected with {type(exc).__name__}: {exc}")',
+            f'_verdict(1, "BUG present: {target} accepted the invalid input and returned '
+            'a result")',
         ]
     elif expectation.kind == "repeatable":
         lines += [
@@ -238,34 +213,26 @@ def reproducer(backend: Backend, case: ApiCase, expectation: Expectation, title:
             f"for run in range({REPEATS}):",
             f"    again = [_as_list(t) for t in _flat({expr})]",
             "    if repr(again) != repr(first):  # repr: NaN equals NaN, bits otherwise",
-            '        print(f"BUG present: run {run + 2} differs from run 1")',
-            '        print(f"  run 1: {first}")',
-            '        print(f"  run {run + 2}: {again}")',
-            "        sys.exit(1)",
-            f'print("OK: {REPEATS + 1} runs gave the same outputs")',
-            "sys.exit(0)",
+            "        diff = [i for i, (a, b) in enumerate(zip(again, first)) if repr(a) != repr(b)]",
+            f'        _verdict(1, f"BUG present: {target} run {{run + 2}} differs from run 1 '
+            'in output(s) {diff or list(range(len(first)))}")',
+            f'_verdict(0, "OK: {target}: {REPEATS + 1} runs gave the same outputs")',
         ]
     elif expectation.kind == "runs":
         lines += [
             "try:",
             f"    result = {expr}",
             "except Exception as exc:  # the bug: this call must compute",
-            '    print(f"BUG present: {type(exc).__name__}: {exc}")',
-            "    sys.exit(1)",
-            'print("OK: the call returned normally")',
-            "sys.exit(0)",
+            f'    _verdict(1, f"BUG present: {target} raised {{type(exc).__name__}}: {{exc}}")',
+            f'_verdict(0, "OK: {target} returned normally")',
         ]
     else:
         if expectation.note:
             lines.append(f"# {expectation.note}")
         lines.append(f"result = {expr}")
-        lines.append("EXPECTED = " + literal([_nested(e) for e in expectation.expected]))
-        lines.append("ALLOWED = " + literal([_nested(w) for w in expectation.allowed]))
-        lines.append(_CHECK_VALUES)
+        lines.append(values_check(target, expectation.expected, expectation.allowed, literal))
     return "\n".join(lines).rstrip() + "\n"
 
 
 def _nested(array: np.ndarray) -> Any:
-    if array.dtype.name == "bfloat16":
-        array = array.astype(np.float64)
-    return array.tolist()
+    return nested(array)
