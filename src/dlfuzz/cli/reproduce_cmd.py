@@ -3,12 +3,16 @@
 Each script runs in a fresh interpreter (the one the campaign used for that backend), with
 the campaign's preloads imported first so the environment matches the campaign's. Exit
 status 1 when the guilty backend's script still shows the bug, 0 when it no longer does.
+Each script's verdict (its last line) is shown beside its exit status. A missing script or
+bug folder is an error (exit 2), never a verdict about a library: a script that cannot be
+found says nothing about the bug.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -30,7 +34,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    store = Store.open(args.dir)
+    root = Path(args.dir).expanduser().resolve()  # scripts run with cwd = their folder
+    store = Store.open(root)
     try:
         bug = store.bug(args.bug_id)
         if bug is None:
@@ -40,34 +45,66 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"bug {bug.id} has no folder ({bug.status}): only confirmed bugs "
                              "get reproducers")
         settings = CampaignSettings.from_json(store.meta()["settings"])
-        folder = store.root / bug.dir
+        folder = (store.root / bug.dir).resolve()
     finally:
         store.close()
-    meta = json.loads((folder / "meta.json").read_text())
+    meta_path = folder / "meta.json"
+    if not meta_path.is_file():
+        raise UsageError(f"bug {bug.id}: {meta_path} is missing; the bug folder is incomplete "
+                         "(re-run the campaign's triage or restore the folder)")
+    meta = json.loads(meta_path.read_text())
+    scripts = {backend: folder / name for backend, name in sorted(meta["repro"].items())}
+    missing = [str(path) for path in scripts.values() if not path.is_file()]
+    if missing:
+        raise UsageError(f"bug {bug.id}: reproducer script(s) missing: {', '.join(missing)}; "
+                         "nothing was run (restore the bug folder)")
     pythons = dict(settings.pythons)
     preload: dict[str, list[str]] = {}
     for backend, module in settings.preload:
         preload.setdefault(backend, []).append(module)
+    print(f"bug {bug.id}: expected guilty backend: {bug.guilty_backend}; its script exits 1 "
+          "while the bug is present, every other script exits 0")
     guilty_present = False
-    for backend, name in sorted(meta["repro"].items()):
-        script = folder / name
+    for backend, script in scripts.items():
         mods = [] if args.no_preload else preload.get(backend, [])
         argv = _command(backend, script, mods, pythons.get(backend) or sys.executable)
         try:
             proc = subprocess.run(argv, capture_output=True, text=True,
                                   timeout=args.timeout, cwd=folder)
-            rc, tail = proc.returncode, (proc.stdout + proc.stderr).strip().splitlines()[-3:]
+            rc, line = proc.returncode, _verdict_line(proc.stdout, proc.stderr)
+            status = _status(rc)
         except subprocess.TimeoutExpired:
-            rc, tail = -1, ["timed out"]
-        verdict = "bug present" if rc != 0 else "no bug"
-        mark = " (guilty)" if backend == bug.guilty_backend else ""
+            rc, status = -1, "none (timed out)"
+            line = f"(no verdict: dlfuzz stopped it after {args.timeout:g} s)"
+        except OSError as exc:
+            raise UsageError(f"cannot run {script.name} ({' '.join(argv[:1])}): {exc}") from exc
+        mark = " (expected guilty)" if backend == bug.guilty_backend else ""
         loaded = f" [preloaded {', '.join(mods)}]" if mods else ""
-        print(f"{name}{mark}: exit {rc} -> {verdict}{loaded}")
-        for line in tail:
-            print(f"    {line}")
+        print(f"{script.name}{mark}: exit {status} -> "
+              f"{'bug present' if rc != 0 else 'no bug'}{loaded}")
+        print(f"    {line}")
         if backend == bug.guilty_backend and rc != 0:
             guilty_present = True
     return 1 if guilty_present else 0
+
+
+def _verdict_line(stdout: str, stderr: str) -> str:
+    """The script's verdict: its last line on stdout; else the last on stderr (a crash)."""
+    for text in (stdout, stderr):
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        if lines:
+            return lines[-1]
+    return "(no output)"
+
+
+def _status(rc: int) -> str:
+    """An exit status; a negative one names the signal that killed the script."""
+    if rc >= 0:
+        return str(rc)
+    try:
+        return f"{rc} (killed by {signal.Signals(-rc).name})"
+    except ValueError:
+        return str(rc)
 
 
 def _command(backend: str, script: Path, mods: list[str], python: str) -> list[str]:

@@ -14,7 +14,8 @@ import numpy as np
 
 from dlfuzz.backends.base import Backend
 from dlfuzz.cases import GraphCase
-from dlfuzz.triage.repro import _CHECK_VALUES, Expectation, _nested, _values, literal
+from dlfuzz.triage.repro import Expectation, _values, literal
+from dlfuzz.triage.repro_verdict import VERDICT, quiet_header, values_check
 
 INLINE_LIMIT = 4096  # inputs with more elements are read from model.npz
 
@@ -47,12 +48,13 @@ def model_reproducer(backend: Backend, case: GraphCase, expectation: Expectation
         "",
         f"Backend: {backend.name}{' ' + version if version else ''}. Needs only that library",
         "(and numpy); the weights are in model.npz beside this file.",
-        "Exit status: 1 while the bug is present, 0 once it is fixed.",
+        "Exit status: 1 while the bug is present, 0 once it is fixed; the last line printed",
+        "is the verdict.",
         '"""',
         "# The model (dlfuzz IR):",
         graph_text,
+        *quiet_header(backend.name),
         "import math",
-        "import os",
         "import signal",
         "import sys",
         "",
@@ -68,6 +70,8 @@ def model_reproducer(backend: Backend, case: GraphCase, expectation: Expectation
         "# " + "-" * 72,
         "",
         backend.repro_helpers().rstrip(),
+        "",
+        VERDICT.strip(),
         "",
         "_NPZ = np.load(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'model.npz'))",
         f"W = {{k[2:]: _NPZ[k]{cast} for k in _NPZ.files if k.startswith('w/')}}",
@@ -93,16 +97,13 @@ def model_reproducer(backend: Backend, case: GraphCase, expectation: Expectation
             "try:",
             f"    result = model({args})",
             "except Exception as exc:  # the bug: this model must run",
-            '    print(f"BUG present: {type(exc).__name__}: {exc}")',
-            "    sys.exit(1)",
-            'print("OK: the model ran normally")',
-            "sys.exit(0)",
+            '    _verdict(1, f"BUG present: the model raised {type(exc).__name__}: {exc}")',
+            '_verdict(0, "OK: the model ran normally")',
         ]
     else:
         if expectation.note:
             lines.append(f"# {expectation.note}")
         lines.append(f"result = model({args})")
-        lines.append("EXPECTED = " + literal([_nested(e) for e in expectation.expected]))
-        lines.append("ALLOWED = " + literal([_nested(w) for w in expectation.allowed]))
-        lines.append(_CHECK_VALUES)
+        lines.append(values_check("the model", expectation.expected, expectation.allowed,
+                                  literal))
     return "\n".join(lines).rstrip() + "\n"

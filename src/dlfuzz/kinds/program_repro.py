@@ -17,11 +17,13 @@ import numpy as np
 
 from dlfuzz.cases import Expectation, Finding, Outcome, ProgramCase
 from dlfuzz.triage.repro import literal
+from dlfuzz.triage.repro_verdict import VERDICT, quiet_header
 
 _PRELUDE = '''\
-import os
+{quiet}
 import signal
 import sys
+{verdict}
 
 
 def _on_exception(kind, exc, tb):
@@ -29,9 +31,7 @@ def _on_exception(kind, exc, tb):
     import traceback
 
     traceback.print_exception(kind, exc, tb)
-    print({message})
-    sys.stdout.flush()
-    os._exit({status})
+    _verdict({status}, {message})
 
 
 sys.excepthook = _on_exception
@@ -42,18 +42,31 @@ _CHECK_VALUES = '''
 # ---- check: the values the other backends computed for this program ----
 EXPECTED = {expected}
 RTOL = {rtol}  # relative to the largest magnitude of each quantity (the oracle's rule)
-_bad = []
+SHOWN = 5  # differing elements listed before the verdict
+_problems = []
 for _key, _want in EXPECTED.items():
     _got = np.asarray(RESULT[_key], dtype=np.float64).reshape(-1)
     _want = np.asarray(_want, dtype=np.float64).reshape(-1)
-    _scale = max(float(np.max(np.abs(_want))), 1e-6)
-    if _got.shape != _want.shape or not np.all(np.abs(_got - _want) <= RTOL * _scale):
-        _bad.append(_key)
-if _bad:
-    print(f"BUG present: {{', '.join(_bad)}} differ from the other backends beyond RTOL")
-    sys.exit(1)
-print("OK: the results match the other backends")
-sys.exit(0)
+    if _got.shape != _want.shape:  # the oracle compares flattened values
+        _problems.append(f"{{_key}} has {{_got.size}} values, the other backends' "
+                         f"{{_want.size}}")
+        continue
+    _finite = _want[np.isfinite(_want)]
+    _scale = max(float(np.max(np.abs(_finite))) if _finite.size else 0.0, 1e-6)
+    with np.errstate(invalid="ignore"):
+        _off = np.where(np.isnan(_want), ~np.isnan(_got),  # NaN equals NaN
+                        ~(np.abs(_got - _want) <= RTOL * _scale) & (_got != _want))
+    _bad = np.flatnonzero(_off)
+    if _bad.size:
+        _k = int(_bad[0])
+        _problems.append(f"{{_key}}: {{_bad.size}} of {{_want.size}} values off beyond RTOL "
+                         f"{{RTOL}} x {{_scale:.3g}}; first at [{{_k}}]: got {{_got[_k]!r}}, "
+                         f"expected {{_want[_k]!r}}")
+        for _k in _bad[:SHOWN]:
+            print(f"  {{_key}} at [{{int(_k)}}]: got {{_got[_k]!r}}, expected {{_want[_k]!r}}")
+if _problems:
+    _verdict(1, "BUG present: " + "; ".join(_problems) + " (against the other backends)")
+_verdict(0, f"OK: the results match the other backends within RTOL {{RTOL}}")
 '''
 
 
@@ -76,16 +89,20 @@ def program_reproducer(backend: Any, case: ProgramCase, expectation: Expectation
              f"({edge.get('operator')}"
              + (f", {edge.get('param')}={edge.get('value')}" if edge.get("param") else "")
              + ").",
-             "Exit status: 1 while the bug is present, 0 once it is fixed.", '"""']
+             "Exit status: 1 while the bug is present, 0 once it is fixed; the last line",
+             "printed is the verdict.", '"""']
+    common = {"quiet": "\n".join(quiet_header(backend.name)),
+              "verdict": "\n" + VERDICT.rstrip()}
     if expectation.kind == "rejects":
         prelude = _PRELUDE.format(
             meaning="right, the illegal value is rejected", status=0,
             message='f"OK: rejected with {kind.__name__}: {exc}"',
-            timeout=expectation.timeout_s)
+            timeout=expectation.timeout_s, **common)
     else:
         prelude = _PRELUDE.format(
             meaning="the bug, a valid program must run", status=1,
-            message='f"BUG present: {kind.__name__}: {exc}"', timeout=expectation.timeout_s)
+            message='f"BUG present: the program raised {kind.__name__}: {exc}"',
+            timeout=expectation.timeout_s, **common)
     lines.append(prelude)
     if backend.library.startswith("keras"):
         lines.append("# Keras' backend is chosen before anything imports keras:")
@@ -96,8 +113,7 @@ def program_reproducer(backend: Any, case: ProgramCase, expectation: Expectation
     lines.append(program_source(case).rstrip())
     lines.append("# " + "-" * 76)
     if expectation.kind == "rejects":
-        lines += ["print('BUG present: the program ran to the end with an illegal value')",
-                  "sys.exit(1)"]
+        lines += ["_verdict(1, 'BUG present: the program ran to the end with an illegal value')"]
     elif expectation.kind == "values":
         names = ("outputs", "loss", "eval_loss")
         expected = {k: np.asarray(v).tolist() for k, v in zip(names, expectation.expected,
@@ -106,7 +122,7 @@ def program_reproducer(backend: Any, case: ProgramCase, expectation: Expectation
         rtol = float(expectation.allowed[0]) if expectation.allowed else 1e-2
         lines.append(_CHECK_VALUES.format(expected=body, rtol=rtol))
     else:
-        lines += ["print('OK: the program ran normally')", "sys.exit(0)"]
+        lines += ["_verdict(0, 'OK: the program ran normally')"]
     return "\n".join(lines).rstrip() + "\n"
 
 
