@@ -18,6 +18,7 @@ import numpy as np
 from dlfuzz.backends.tfjs.install import DEFAULT_VERSION, tfjs_dir
 from dlfuzz.backends.tfjs.paths import GRAPH_JS
 from dlfuzz.cases import ApiCase, DType, Ref
+from dlfuzz.triage.repro_verdict import tolerance_text
 
 
 def js_literal(value: Any) -> str:
@@ -63,7 +64,8 @@ def _tensor(i: int, array: np.ndarray) -> str:
     return f"const x{i} = tf.tensor({js_literal(array.ravel().tolist())}, {shape}, '{dtype}');"
 
 
-# The check shared by node and the page: outputs flattened the way dlfuzz's worker does.
+# The check shared by node and the page: outputs flattened the way dlfuzz's worker does,
+# each with its shape, judged shape-exactly and element by element (NaN equals NaN).
 _CHECK = r"""
 async function flatOutputs(tf, value, out) {
   if (value && typeof value.then === 'function') value = await value;
@@ -72,33 +74,70 @@ async function flatOutputs(tf, value, out) {
       const re = await tf.real(value).data(), im = await tf.imag(value).data();
       const both = [];
       for (let i = 0; i < re.length; i++) both.push(re[i], im[i]);
-      out.push(both);
+      out.push({ shape: value.shape, values: both });
     } else {
-      out.push(Array.from(await value.data(), Number));
+      out.push({ shape: value.shape, values: Array.from(await value.data(), Number) });
     }
   } else if (Array.isArray(value)) {
     for (const v of value) await flatOutputs(tf, v, out);
   } else if (typeof value === 'number' || typeof value === 'boolean') {
-    out.push([Number(value)]);
+    out.push({ shape: [], values: [Number(value)] });
   } else if (value && typeof value === 'object') {
     for (const v of Object.values(value)) await flatOutputs(tf, v, out);
   }
   return out;
 }
 
-function countBad(got, expected, allowed) {
-  if (got.length !== expected.length) return 1;
-  let bad = 0;
-  for (let i = 0; i < got.length; i++) {
-    if (got[i].length !== expected[i].length) { bad++; continue; }
-    for (let j = 0; j < got[i].length; j++) {
-      const a = got[i][j], e = expected[i][j];
-      if (Number.isNaN(a) || Number.isNaN(e)) { bad += Number.isNaN(a) !== Number.isNaN(e); continue; }
-      if (!Number.isFinite(a) || !Number.isFinite(e)) { bad += a !== e; continue; }
-      bad += Math.abs(a - e) > allowed[i][j];
-    }
+function oneLine(text) { return String(text).split(/\s+/).join(' ').trim(); }
+
+function indexOf(k, shape, per) {
+  let flat = Math.floor(k / per);
+  const idx = [];
+  for (let d = shape.length - 1; d >= 0; d--) { idx.unshift(flat % shape[d]); flat = Math.floor(flat / shape[d]); }
+  return '[' + idx.join(', ') + ']' + (per === 2 ? (k % 2 ? ' (imag)' : ' (real)') : '');
+}
+
+function isOff(a, e, allowed) {
+  if (Number.isNaN(a) || Number.isNaN(e)) return Number.isNaN(a) !== Number.isNaN(e);
+  if (!Number.isFinite(a) || !Number.isFinite(e)) return a !== e;
+  return Math.abs(a - e) > allowed;
+}
+
+// [problems, detail lines] of the outputs against the reference (SHOWN elements listed).
+function judge(got, target, expected, shapes, allowed, tolerance) {
+  const SHOWN = 5;
+  if (got.length !== expected.length) {
+    return [[target + ' returned ' + got.length + ' outputs, the reference has ' + expected.length], []];
   }
-  return bad;
+  const problems = [], details = [];
+  for (let i = 0; i < got.length; i++) {
+    const shape = Array.from(got[i].shape), want = shapes[i];
+    if (shape.length !== want.length || shape.some((d, j) => d !== want[j])) {
+      problems.push(target + ' output ' + i + ': shape ' + JSON.stringify(shape)
+                    + ", the reference's is " + JSON.stringify(want));
+      continue;
+    }
+    const g = got[i].values, e = expected[i];
+    if (g.length !== e.length) {
+      problems.push(target + ' output ' + i + ': ' + g.length + ' values, the reference has ' + e.length);
+      continue;
+    }
+    const per = e.length === 2 * want.reduce((a, b) => a * b, 1) && e.length > 0 ? 2 : 1;
+    const bad = [];
+    for (let j = 0; j < g.length; j++) if (isOff(g[j], e[j], allowed[i][j])) bad.push(j);
+    if (!bad.length) continue;
+    const k = bad[0];
+    const where = want.length ? 'first at ' + indexOf(k, want, per) : 'the value';
+    problems.push(target + ' output ' + i + ': ' + bad.length + ' of ' + e.length
+                  + ' elements off beyond tolerance (' + tolerance[i] + '); ' + where
+                  + ': got ' + g[k] + ', expected ' + e[k]);
+    for (const j of bad.slice(0, SHOWN)) {
+      details.push('  output ' + i + ' at ' + indexOf(j, want, per) + ': got ' + g[j]
+                   + ', expected ' + e[j] + ' (allowed error ' + allowed[i][j].toPrecision(3) + ')');
+    }
+    if (bad.length > SHOWN) details.push('  output ' + i + ': ' + (bad.length - SHOWN) + ' more differing elements');
+  }
+  return [problems, details];
 }
 """
 
@@ -165,13 +204,14 @@ def _body(backend: Any, case: Any, expectation: Any, setup: list[str], expr: str
              "  }"]
     lines += setup
     lines += ["  " + _tensor(i, t.to_numpy()) for i, t in enumerate(case.tensors)]
+    target = json.dumps(_target_name(backend, case))
     if expectation.kind == "rejects":
         lines += [f"  // {expectation.note or 'the input is invalid'}",
                   f"  try {{ await flatOutputs(tf, {expr}, []); }} catch (err) {{",
                   "    return [0, 'OK: rejected with ' + err];",
                   "  }",
-                  "  return [1, 'BUG present: the invalid input was accepted and a result "
-                  "returned'];"]
+                  f"  return [1, 'BUG present: ' + {target} + ' accepted the invalid input "
+                  "and returned a result'];"]
     elif expectation.kind == "repeatable":
         # Between runs, tensors full of a marker value are made and freed, so memory the
         # kernel reads without writing holds something else on every run.
@@ -181,33 +221,45 @@ def _body(backend: Any, case: Any, expectation: Any, setup: list[str], expr: str
                   "    tf.tidy(() => { tf.fill([4096], run * 1234.5).square().dataSync(); });",
                   f"    const again = JSON.stringify(await flatOutputs(tf, {expr}, []));",
                   "    if (again !== first) {",
-                  "      return [1, 'BUG present: run ' + run + ' differs from run 1\\n  run 1: ' "
-                  "+ first + '\\n  run ' + run + ': ' + again];",
+                  f"      return [1, 'BUG present: ' + {target} + ' run ' + run + ' differs "
+                  "from run 1'];",
                   "    }",
                   "  }",
-                  "  return [0, 'OK: 10 runs gave the same outputs'];"]
+                  f"  return [0, 'OK: ' + {target} + ': 10 runs gave the same outputs'];"]
     elif expectation.kind == "runs":
         lines += [f"  try {{ await flatOutputs(tf, {expr}, []); }} catch (err) {{",
-                  "    return [1, 'BUG present: ' + err];",
+                  f"    return [1, 'BUG present: ' + {target} + ' raised ' + err];",
                   "  }",
-                  "  return [0, 'OK: the call returned normally'];"]
+                  f"  return [0, 'OK: ' + {target} + ' returned normally'];"]
     else:
         if expectation.note:
             lines.append(f"  // {expectation.note}")
         expected = [_flat(np.asarray(e)) for e in expectation.expected]
         allowed = [_allowance(np.asarray(e), w)
                    for e, w in zip(expectation.expected, expectation.allowed, strict=True)]
+        shapes = [list(np.shape(e)) for e in expectation.expected]
+        tolerance = [tolerance_text(np.asarray(e).dtype.name) for e in expectation.expected]
         lines += [f"  const EXPECTED = {js_literal(expected)};",
+                  f"  const SHAPES = {js_literal(shapes)};",
                   f"  const ALLOWED = {js_literal(allowed)};",
+                  f"  const TOLERANCE = {json.dumps(tolerance)};",
                   f"  const got = await flatOutputs(tf, {expr}, []);",
-                  "  if (countBad(got, EXPECTED, ALLOWED)) {",
-                  "    return [1, 'BUG present: output differs from the reference beyond the "
-                  "allowed error\\n  got      ' + JSON.stringify(got) + '\\n  expected ' + "
-                  "JSON.stringify(EXPECTED)];",
-                  "  }",
-                  "  return [0, 'OK: outputs match the reference'];"]
+                  f"  const [problems, details] = judge(got, {target}, EXPECTED, SHAPES, "
+                  "ALLOWED, TOLERANCE);",
+                  "  for (const line of details) console.log(line);",
+                  "  if (problems.length) return [1, 'BUG present: ' + problems.join('; ')];",
+                  f"  return [0, 'OK: ' + {target} + ' matches the float64 reference within "
+                  "tolerance (' + Array.from(new Set(TOLERANCE)).join('; ') + ')'];"]
     lines.append("}")
     return lines
+
+
+def _target_name(backend: Any, case: Any) -> str:
+    """What the verdict names: the called function (API cases) or "the model"."""
+    if getattr(case, "kind", "api") == "graph":
+        return "the model"
+    call = case.call_for(backend.library)
+    return call.target if call is not None else "the call"
 
 
 def _allowance(expected: np.ndarray, allowed: Any) -> list[float]:
@@ -252,10 +304,10 @@ def node_script(backend: Any, case: ApiCase, expectation: Any, title: str,
         f"const timer = setTimeout(() => {{ console.log('BUG present: the call hangs'); "
         f"process.exit(1); }}, {int(expectation.timeout_s) * 1000});",
         "reproduce(tf).then(([code, message]) => {",
-        "  console.log(message);",
+        "  console.log(oneLine(message));  // the verdict: the last line",
         "  clearTimeout(timer);",
         "  process.exit(code);",
-        "}, (err) => { console.log('BUG present: ' + err); process.exit(1); });",
+        "}, (err) => { console.log(oneLine('BUG present: ' + err)); process.exit(1); });",
     ]
     return "\n".join(lines) + "\n"
 
@@ -284,6 +336,7 @@ def html_page(backend: Any, case: ApiCase, expectation: Any, title: str, version
         "  for (const hook of (window.dlfuzzHooks || [])) hook(tf);  // test-only patches",
         "  let result;",
         "  try { result = await reproduce(tf); } catch (err) { result = [1, 'BUG present: ' + err]; }",
+        "  result[1] = oneLine(result[1]);",
         "  document.getElementById('out').textContent = result[1];",
         "  document.title = result[0] === 0 ? 'OK' : (result[0] === 1 ? 'BUG present' : 'cannot test');",
         "  console.log(result[1]);",
