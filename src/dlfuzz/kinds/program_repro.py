@@ -60,10 +60,10 @@ for _key, _want in EXPECTED.items():
     if _bad.size:
         _k = int(_bad[0])
         _problems.append(f"{{_key}}: {{_bad.size}} of {{_want.size}} values off beyond RTOL "
-                         f"{{RTOL}} x {{_scale:.3g}}; first at [{{_k}}]: got {{_got[_k]!r}}, "
-                         f"expected {{_want[_k]!r}}")
+                         f"{{RTOL}} x {{_scale:.3g}}; first at [{{_k}}]: got {{float(_got[_k])!r}}, "
+                         f"expected {{float(_want[_k])!r}}")
         for _k in _bad[:SHOWN]:
-            print(f"  {{_key}} at [{{int(_k)}}]: got {{_got[_k]!r}}, expected {{_want[_k]!r}}")
+            print(f"  {{_key}} at [{{int(_k)}}]: got {{float(_got[_k])!r}}, expected {{float(_want[_k])!r}}")
 if _problems:
     _verdict(1, "BUG present: " + "; ".join(_problems) + " (against the other backends)")
 _verdict(0, f"OK: the results match the other backends within RTOL {{RTOL}}")

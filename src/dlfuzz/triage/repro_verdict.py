@@ -154,6 +154,15 @@ def nested(array: np.ndarray) -> Any:
     return array.tolist()
 
 
+def _allowance(allowed: Any, expected: np.ndarray) -> np.ndarray:
+    """The per-element allowance in the reference's shape (a scalar or a stray shape is
+    spread as its largest value, so the check never indexes past it)."""
+    w = np.asarray(allowed, np.float64)
+    if w.shape == expected.shape:
+        return w
+    return np.full(expected.shape, float(np.max(w)) if w.size else 0.0)
+
+
 def values_check(target: str, expected: Sequence[np.ndarray], allowed: Sequence[np.ndarray],
                  literal: Any) -> str:
     """The script's tail judging ``result``: data literals, the check and the verdict.
@@ -166,8 +175,8 @@ def values_check(target: str, expected: Sequence[np.ndarray], allowed: Sequence[
         f"TARGET = {target!r}",
         "EXPECTED = " + literal([nested(e) for e in exp]),
         "SHAPES = " + repr([tuple(int(d) for d in e.shape) for e in exp]),
-        "ALLOWED = " + literal([nested(np.broadcast_to(np.asarray(w, np.float64), e.shape))
-                                for w, e in zip(allowed, exp, strict=False)]),
+        "ALLOWED = " + literal([nested(_allowance(w, e)) for w, e in zip(allowed, exp,
+                                                                          strict=True)]),
         "TOLERANCE = " + repr([tolerance_text(e.dtype.name) for e in exp]),
         f"SHOWN = {SHOWN}",
         _VALUES,
