@@ -94,7 +94,11 @@ def resolve(target: str) -> Path:
 
 
 def load(path: Path) -> list[libspecs.LibSpec]:
-    return libspecs.load_file(path)
+    try:
+        return libspecs.load_file(path)
+    except UnicodeDecodeError as exc:  # a binary or Latin-1 file given as a spec file
+        raise UsageError(f"{path}: not a spec file (not UTF-8 text: {exc.reason} at byte "
+                         f"{exc.start}); give a format-2 JSON spec file") from exc
 
 
 def _find(specs: list[Any], query: str, path: Path) -> Any:
