@@ -18,7 +18,7 @@ import numpy as np
 from dlfuzz.backends.tfjs.install import DEFAULT_VERSION, tfjs_dir
 from dlfuzz.backends.tfjs.paths import GRAPH_JS
 from dlfuzz.cases import ApiCase, DType, Ref
-from dlfuzz.triage.repro_verdict import tolerance_text
+from dlfuzz.oracles.tolerances import tolerance_for
 
 
 def js_literal(value: Any) -> str:
@@ -252,6 +252,16 @@ def _body(backend: Any, case: Any, expectation: Any, setup: list[str], expr: str
                   "tolerance (' + Array.from(new Set(TOLERANCE)).join('; ') + ')'];"]
     lines.append("}")
     return lines
+
+
+def tolerance_text(dtype: str) -> str:
+    """The documented per-dtype tolerance as the verdict names it (the same words as the
+    Python reproducers' ``triage.repro_verdict.tolerance_text``; backends may not import
+    triage, which imports backends)."""
+    tol = tolerance_for(dtype)
+    if tol.rtol == 0 and tol.atol == 0:
+        return f"{dtype}: exact"
+    return f"{dtype} rtol {tol.rtol:.3g} atol {tol.atol:.3g}, plus input-rounding sensitivity"
 
 
 def _target_name(backend: Any, case: Any) -> str:
