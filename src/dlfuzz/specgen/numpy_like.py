@@ -118,7 +118,7 @@ def accepted_keywords(lib: str, target: str) -> set[str] | None:
 
 
 def _json_default(value: Any) -> Any:
-    if value is inspect.Parameter.empty or value is np._NoValue:  # type: ignore[attr-defined]
+    if value is inspect.Parameter.empty or value is np._NoValue:
         return None
     if isinstance(value, bool | int | float | str) or value is None:
         return value
@@ -163,9 +163,9 @@ def derive(seed: Seed) -> tuple[dict[str, Any], list[str]]:
             params.append(entry)
     if np_sig is not None:  # numpy's defaults are the canonical ones
         for entry in params:
-            p = np_sig.parameters.get(entry["name"])
-            if p is not None and entry.get("optional") and entry.get("default") is None:
-                entry["default"] = _json_default(p.default)
+            np_param = np_sig.parameters.get(entry["name"])
+            if np_param is not None and entry.get("optional") and entry.get("default") is None:
+                entry["default"] = _json_default(np_param.default)
     names = {p["name"] for p in params}
     for lib, b in bindings.items():
         if lib == "torch":
@@ -179,17 +179,17 @@ def derive(seed: Seed) -> tuple[dict[str, Any], list[str]]:
         if accepted is None:
             continue
         positional = {a.lstrip("*") for a in b.get("args", [])}
-        for p in params:
-            if p["kind"] in ("tensor", "tensors") or p["name"] in positional \
-                    or p["name"] in b.get("drop", []):
+        for entry in params:
+            if entry["kind"] in ("tensor", "tensors") or entry["name"] in positional \
+                    or entry["name"] in b.get("drop", []):
                 continue
-            keyword = b.get("rename", {}).get(p["name"], p["name"])
+            keyword = b.get("rename", {}).get(entry["name"], entry["name"])
             if keyword not in accepted:
-                if not p.get("optional"):
+                if not entry.get("optional"):
                     raise SystemExit(f"{name}: {b['target']} does not accept required "
                                      f"keyword {keyword!r}; fix the catalog entry")
-                dropped.add(p["name"])
-                notes.append(f"{p['name']}: dropped, {b['target']} has no {keyword!r}")
+                dropped.add(entry["name"])
+                notes.append(f"{entry['name']}: dropped, {b['target']} has no {keyword!r}")
         for keyword in b.get("extra", {}):
             if keyword not in accepted:
                 raise SystemExit(f"{name}: {b['target']} has no keyword {keyword!r}")
@@ -562,14 +562,13 @@ def main(argv: list[str] | None = None) -> None:
     order = [_numpy_target(s) for s in catalog()]
     order += [n for n in fresh if n not in order]
     order += [n for n in existing if n not in order]
-    merged = [fresh.get(n) or existing.get(n) for n in order]
-    merged = [a for a in merged if a is not None]
+    merged = [a for a in (fresh.get(n) or existing.get(n) for n in order) if a is not None]
     cps_of = {**existing_cps, **fresh_cps}
     if not args.no_calibrate and fresh:
         # The catalog's dtypes are the candidates.
-        specs, cps = loaded(list(fresh.values()),
-                            [c for n in fresh for c in fresh_cps[n]], args.out)
-        verdicts = calibrate(specs, cps)
+        specs, cps_by_api = loaded(list(fresh.values()),
+                                   [c for n in fresh for c in fresh_cps[n]], args.out)
+        verdicts = calibrate(specs, cps_by_api)
         for api in merged:
             if api["api"] in verdicts:
                 kept, reasons = verdicts[api["api"]]
@@ -581,9 +580,9 @@ def main(argv: list[str] | None = None) -> None:
             print(f"no dtype survived, removed: {', '.join(empty)}", file=sys.stderr)
         merged = [a for a in merged if a["dtypes"]]
     if args.compiled:
-        specs, cps = loaded([a for a in merged if a["api"] in fresh],
-                            [c for n in fresh for c in fresh_cps[n]], args.out)
-        limits = calibrate_compiled(specs, cps)
+        specs, cps_by_api = loaded([a for a in merged if a["api"] in fresh],
+                                   [c for n in fresh for c in fresh_cps[n]], args.out)
+        limits = calibrate_compiled(specs, cps_by_api)
         for api in merged:
             if api["api"] in fresh:
                 known = {**api.get("unsupported", {}), **limits.get(api["api"], {})}

@@ -40,7 +40,7 @@ from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -110,7 +110,7 @@ class ApiEngine(Engine):
 
     name = "api"
     case_kind = "api"
-    settings_class = ApiEngineSettings
+    settings_class: ClassVar[type[EngineSettings]] = ApiEngineSettings
 
     def __init__(self, seed: int = 0, libraries: Sequence[str] = ("torch", "jax"),
                  apis: Iterable[str] | None = None, generator: str = "adjust",
