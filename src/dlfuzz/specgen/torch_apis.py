@@ -356,10 +356,12 @@ def _kernel_sources(d: Draft, fn: Callable[..., Any]) -> None:
                 d.constraints.append(c)
         promoted = _promoted(kernel)
         if promoted and not schema_names:
-            tensors = [rename.get(n) for n in promoted]
-            tensors = [t for t in tensors if t and (p := _param(d, t)) and p.tensor_like]
+            renamed = [rename.get(n) for n in promoted]
+            tensors = [t for t in renamed if t and (p := _param(d, t)) and p.tensor_like]
             for other in tensors[1:]:
-                guard = "" if _param(d, other).structures == ("tensor",) else \
+                other_param = _param(d, other)  # found: tensors holds parameters only
+                guard = "" if other_param is not None and \
+                    other_param.structures == ("tensor",) else \
                     f"{other}.type != 'tensor' or "
                 for text in hints.broadcast_constraints(tensors[0], other, guard):
                     c = _constraint(text, "validation", known)
@@ -375,7 +377,8 @@ def _promoted(fn: Any) -> tuple[str, ...]:
     """Arguments an ``elementwise_type_promotion_wrapper`` promotes together."""
     from torch._prims_common.wrappers import elementwise_type_promotion_wrapper
 
-    stack, seen = [fn], set()
+    stack: list[Any] = [fn]
+    seen: set[int] = set()
     while stack:
         g = stack.pop()
         if id(g) in seen or len(seen) > 64:

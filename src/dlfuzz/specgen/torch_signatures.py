@@ -296,9 +296,9 @@ def schema_types(ops: list[str], first_only: bool) -> dict[str, list[SArg]]:
         for args in overloads(op):
             for arg in args:
                 seen_here.setdefault(arg.name, []).append(arg)
-        for name, args in seen_here.items():
+        for name, sargs in seen_here.items():
             if name not in found or not first_only:
-                found.setdefault(name, []).extend(args)
+                found.setdefault(name, []).extend(sargs)
     return found
 
 

@@ -168,7 +168,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
               + ", ".join(f"{k}/{t} {n}" for (k, t), n in sorted(counts.items())))
         for (k, _), n in counts.items():
             total[(lib, k)] += n
-    by_kind = Counter()
+    by_kind: Counter[str] = Counter()
     for (_, k), n in total.items():
         by_kind[k] += n
     print(f"total {sum(total.values())}: " + ", ".join(f"{k} {n}" for k, n in

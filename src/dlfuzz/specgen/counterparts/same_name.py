@@ -191,7 +191,8 @@ def adapt(spec: LibSpec, target: str, library: str, tparams: list[Param]) -> Cou
                 continue
             for t in tgt:
                 if t.name not in used and rule(s, t) and not (t.variadic and not s.tensor):
-                    match[s.name], _ = t, used.add(t.name)
+                    match[s.name] = t
+                    used.add(t.name)
                     break
     # Required tensors still unmatched go to the target's free required positional
     # parameters, in order (``torch.add(input, other)`` -> ``tf.math.add(x, y)``).
@@ -201,7 +202,8 @@ def adapt(spec: LibSpec, target: str, library: str, tparams: list[Param]) -> Cou
         if s.name in match or not s.tensor or not s.required or not free:
             continue
         t = free.pop(0)
-        match[s.name], _ = t, used.add(t.name)
+        match[s.name] = t
+        used.add(t.name)
     required_free = [t for t in tgt if t.name not in used and t.required and not t.variadic]
     if required_free:
         return None

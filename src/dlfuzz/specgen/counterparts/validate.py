@@ -168,7 +168,7 @@ class Validator:
             if api not in self.specs:
                 continue
             spec = self.specs[api]
-            valid = defaultdict(int)
+            valid: defaultdict[tuple[str, frozenset[str]], int] = defaultdict(int)
             for x in self.inputs.get(api, ()):
                 if self._ok(x):
                     valid[(x.dtype, x.variant)] += 1
