@@ -236,7 +236,8 @@ def run_stats(args: argparse.Namespace) -> int:
     else:
         paths = [DATA_DIR / f for f in libspecs.LIBRARY_FILES.values()
                  if (DATA_DIR / f).is_file()]
-    rows, modules = [], []
+    rows: list[dict[str, Any]] = []
+    modules: list[dict[str, Any]] = []
     for path in paths:
         specs = load(path)
         library = specs[0].library if specs else path.stem

@@ -39,7 +39,9 @@ class SArg:
 
 def _split_top(text: str) -> list[str]:
     """Split at commas outside brackets, parentheses and quotes."""
-    parts, depth, quote, cur = [], 0, "", []
+    parts: list[str] = []
+    cur: list[str] = []
+    depth, quote = 0, ""
     for ch in text:
         if quote:
             quote = "" if ch == quote else quote
