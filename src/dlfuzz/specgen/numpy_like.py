@@ -26,12 +26,11 @@ from __future__ import annotations
 
 import argparse
 import collections
-import importlib
 import inspect
 import json
 import re
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +47,7 @@ from dlfuzz.engines.api.libspecs import (
     load_file,
 )
 from dlfuzz.engines.api.libspecs import dump as dump_specs
+from dlfuzz.libraries import get, resolve
 from dlfuzz.specgen.numpy_catalog import Seed, catalog
 
 NUMPY_SPEC_FILE = DATA_DIR / SPEC_SETS["numpy"]
@@ -56,10 +56,8 @@ SET_COMMENT = ("numpy-like functions: numpy's own, with the same function in tor
                "jax.numpy and tf.experimental.numpy (or tf.linalg) as counterparts")
 
 LIBRARIES = ("numpy", "torch", "jax", "tf")
-MODULES = {"numpy": "numpy", "torch": "torch", "jax": "jax.numpy",
-           "tf": "tensorflow.experimental.numpy"}
-LINALG_MODULES = {"numpy": "numpy.linalg", "torch": "torch.linalg", "jax": "jax.numpy.linalg",
-                  "tf": "tensorflow.linalg"}
+MODULES = {n: get(n).numpy_module for n in LIBRARIES}
+LINALG_MODULES = {n: get(n).linalg_module for n in LIBRARIES}
 TORCH_RENAME = {"axis": "dim", "keepdims": "keepdim", "axis1": "dim1", "axis2": "dim2"}
 
 # numpy parameter name -> how to generate it, for parameters the catalog does not list.
@@ -81,13 +79,6 @@ def default_target(lib: str, name: str) -> str:
     if name.startswith("linalg."):
         return f"{LINALG_MODULES[lib]}.{name.split('.', 1)[1]}"
     return f"{MODULES[lib]}.{name}"
-
-
-def resolve(target: str) -> Callable[..., Any]:
-    module, _, attr = target.rpartition(".")
-    return getattr(importlib.import_module(module), attr)
-
-
 
 
 def accepted_keywords(lib: str, target: str) -> set[str] | None:

@@ -43,6 +43,7 @@ from dlfuzz.engines.api.constraints import (
     walk,
 )
 from dlfuzz.engines.api.libspecs import LibParam, LibSpec
+from dlfuzz.libraries import ResolveError, resolve
 from dlfuzz.specgen import torch_hints as hints
 from dlfuzz.specgen.torch_signatures import (
     NO_DEFAULT,
@@ -301,8 +302,6 @@ def kernel_functions(api: str, fn: Callable[..., Any]) -> list[tuple[Any, list[s
     """Python mirrors of the C++ kernels' checks, each with the schema argument names its
     parameters stand for: ATen's meta functions (``meta_mm`` checks ``a.dim() == 2``),
     its Python decompositions, and the ``torch._refs`` reference implementation."""
-    import importlib
-
     import torch
     import torch._meta_registrations  # noqa: F401 - fills meta_table
     from torch._decomp import decomposition_table, meta_table
@@ -323,8 +322,8 @@ def kernel_functions(api: str, fn: Callable[..., Any]) -> list[tuple[Any, list[s
             found.append((kernel, names))
     module, _, name = api.rpartition(".")
     try:
-        ref = getattr(importlib.import_module(REFS[module]), name, None)
-    except ImportError:
+        ref = resolve(f"{REFS[module]}:{name}")
+    except ResolveError:
         ref = None
     if callable(ref):
         found.append((ref, []))  # positional: the ref's parameters are the API's

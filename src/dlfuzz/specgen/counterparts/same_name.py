@@ -28,14 +28,10 @@ from typing import Any
 
 from dlfuzz.engines.api.counterparts.model import Counterpart
 from dlfuzz.engines.api.libspecs import LibSpec
+from dlfuzz.libraries import get
 
-NAMESPACES: dict[str, tuple[str, ...]] = {
-    "torch": ("torch", "torch.nn.functional", "torch.linalg", "torch.special", "torch.fft"),
-    "tf": ("tensorflow.math", "tensorflow.nn", "tensorflow.linalg", "tensorflow.signal",
-           "tensorflow.image", "tensorflow.bitwise", "tensorflow"),
-    "jax": ("jax.numpy", "jax.nn", "jax.lax", "jax.scipy.special", "jax.numpy.linalg",
-            "jax.numpy.fft", "jax.scipy.linalg", "jax.ops"),
-}
+# library -> its public function namespaces, in search order (from the library records)
+NAMESPACES: dict[str, tuple[str, ...]] = {n: get(n).namespaces for n in ("torch", "tf", "jax")}
 MAX_PER_LIBRARY = 3  # candidates kept per API and other library
 
 # Leaf names that mean the same computation across libraries (beyond equal names).
