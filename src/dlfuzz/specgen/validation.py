@@ -38,9 +38,13 @@ from typing import Any
 from dlfuzz.cases import COMPLEX_DTYPES, FLOAT_DTYPES, INT_DTYPES
 from dlfuzz.engines.api.constraints import ConstraintError, parse
 from dlfuzz.engines.api.errorfeedback.vocabulary import dtype_names
+from dlfuzz.libraries import LIBRARIES
 
 MAX_DEPTH = 2
-_LIBRARY_ROOTS = ("torch", "jax", "tensorflow", "keras", "tf_keras", "numpy")
+# top-level modules whose functions' checks are followed (each library's own, less ONNX
+# Runtime's compiled one, plus the standalone Keras 2 that TensorFlow may load)
+_LIBRARY_ROOTS = (*(m for lib in LIBRARIES for m in lib.modules[:1] if lib.name != "onnxruntime"),
+                  "tf_keras")
 _DTYPE_ROOTS = frozenset({"torch", "tf", "tensorflow", "dtypes", "np", "numpy", "jnp", "_dtypes",
                           "dtypes_lib", "lax", "jax", "onp", "_np", "dtype"})
 _FAMILIES = {"floating": FLOAT_DTYPES, "integer": INT_DTYPES, "complexfloating": COMPLEX_DTYPES,

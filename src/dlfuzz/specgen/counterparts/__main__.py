@@ -27,11 +27,15 @@ from dlfuzz.engines.api.counterparts.model import (
     load_file,
 )
 from dlfuzz.errors import UsageError
-from dlfuzz.specgen.counterparts.validate import Verdict, rejected_entry, validate
+from dlfuzz.specgen.counterparts.validate import (
+    API_BACKENDS,
+    Verdict,
+    rejected_entry,
+    validate,
+)
 
 RESTART_JAX = 3000  # cases between restarts of the eager JAX worker
 # Spec libraries validated against the eager libraries: their own backend joins the pool.
-API_BACKENDS = {"tfjs": "tfjs-cpu"}
 SPEC_LIBRARIES = (*LIBRARIES, *API_BACKENDS)
 
 
