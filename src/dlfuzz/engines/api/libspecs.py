@@ -7,7 +7,7 @@ optional) plus dependency constraints in the language of ``constraints.py``, eac
 where it came from (signature, doc, validation code, error feedback, LLM, hand). How other
 libraries compute the same API are its counterparts (``counterparts/``).
 
-An API may also name a *shape rule* (``"shapes"``, see ``shapes.SHAPE_RULES``): a relation
+An API may also name a *shape rule* (``"shapes"``, see ``shape_decls.SHAPE_RULES``): a relation
 between its tensors' shapes and the parameters tied to them (broadcasting, matmul,
 einsum subscripts, a concatenation axis...) that constraints over single dimensions
 cannot say. Such an API is drawn by the rule (``rulegen``) in signature groups over
@@ -32,7 +32,7 @@ from typing import Any
 
 from dlfuzz.cases import DTYPES
 from dlfuzz.engines.api.constraints import Constraint, ConstraintError, parse
-from dlfuzz.engines.api.shapes import SHAPE_RULES
+from dlfuzz.engines.api.shape_decls import SHAPE_RULES
 from dlfuzz.errors import UsageError
 from dlfuzz.libraries import get
 
@@ -141,7 +141,7 @@ class LibSpec:
     unsupported: tuple[tuple[str, str], ...] = ()
     notes: str = ""
     skip: str = ""          # non-empty: listed but not fuzzed (why)
-    shapes: str = ""        # a shape rule (shapes.SHAPE_RULES): drawn by rulegen
+    shapes: str = ""        # a shape rule (shape_decls.SHAPE_RULES): drawn by rulegen
     dtypes: tuple[str, ...] = ()  # rule APIs: the dtypes a signature is drawn in
     source: str = field(default="", compare=False)
 
