@@ -24,7 +24,7 @@ from dlfuzz.cases import ApiCase, Call, DType, Ref, Tensor, dtype_name
 from dlfuzz.engines.api import shapes as shape_rules
 from dlfuzz.engines.api.libdraw import call_for
 from dlfuzz.engines.api.libspecs import LibParam, LibSpec
-from dlfuzz.engines.api.shape_decls import SHAPE_RULES
+from dlfuzz.engines.api.shapes import SHAPE_RULES
 from dlfuzz.engines.api.values import Profile, draw_profile, make_index, make_tensor
 from dlfuzz.errors import InternalError, Rejected, UsageError
 

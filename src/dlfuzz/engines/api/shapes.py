@@ -14,14 +14,11 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from dlfuzz.engines.api.shape_decls import SHAPE_RULES
-
-if TYPE_CHECKING:
-    from dlfuzz.engines.api.libspecs import LibParam, LibSpec
+from dlfuzz.engines.api.libspecs import SHAPE_RULES, LibParam, LibSpec
 
 # P(rank = 0..5) and P(dim = 0..8): small is likely, empty and large stay possible.
 RANK_P = np.array([0.08, 0.24, 0.30, 0.20, 0.11, 0.07])
