@@ -175,7 +175,7 @@ def _read_toml(path: Path, common: dict[str, Any]
         data = tomllib.loads(path.read_text())
     except OSError as exc:
         raise UsageError(f"--config {path}: cannot read ({exc.strerror})") from exc
-    except tomllib.TOMLDecodeError as exc:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise UsageError(f"--config {path}: not valid TOML ({exc})") from exc
     table = data.get("campaign", {})
     if not isinstance(table, dict):

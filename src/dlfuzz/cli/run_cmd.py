@@ -14,7 +14,7 @@ from rich.table import Table
 
 from dlfuzz import registry
 from dlfuzz.campaign import Campaign, Progress, open_campaign
-from dlfuzz.cli.common import parse_duration, parse_list, parse_pairs
+from dlfuzz.cli.common import parse_duration, parse_list, parse_pairs, plain_console, printable
 from dlfuzz.settings import load_settings
 
 
@@ -127,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
         extra = over["budget_s"] or max(settings.budget_s - done, 0.0)
         settings = replace(settings, budget_s=done + extra)
     select_version(settings.tfjs_version, settings.backends)  # a resumed campaign's own
-    console = Console(stderr=True)
+    console = plain_console(stderr=True)  # backend versions, paths: literal text
     live_mode = console.is_terminal and not args.quiet
     status = _Status(console, live_mode)
     try:
@@ -137,9 +137,9 @@ def run(args: argparse.Namespace) -> int:
     finally:
         store.close()
     root = store.root
-    Console().print(f"campaign {root}: {progress.cases} cases this run, "
+    plain_console().print(printable(f"campaign {root}: {progress.cases} cases this run, "
                     f"{progress.bugs_confirmed} confirmed bug(s), {progress.bugs_flaky} flaky; "
-                    f"see `dlfuzz findings {root}` and `dlfuzz report {root}`")
+                    f"see `dlfuzz findings {root}` and `dlfuzz report {root}`"))
     return 0
 
 

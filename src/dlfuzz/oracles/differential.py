@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import cast
 
 import numpy as np
 
-from dlfuzz.cases import ApiCase, Finding, Outcome, kind_of
+from dlfuzz.cases import ApiCase, Finding, GraphCase, Outcome, kind_of
 from dlfuzz.oracles.base import Item, Oracle, OracleContext, finding, input_dtypes
 from dlfuzz.oracles.compare import agree
 from dlfuzz.oracles.localize import Request, Suspect, localize_many
@@ -89,7 +90,8 @@ class DifferentialOracle(Oracle):
             case = items[i][0]
             sound, second = self._sound.get((i, v.backend), ("", ""))
             if sound and kind_of(case).localizes_values(case):
-                requests.append(Request(case, v.backend, sound, second))
+                # The kind said it localizes: its cases are models (GraphCase).
+                requests.append(Request(cast(GraphCase, case), v.backend, sound, second))
                 where.append(k)
         out: list[Suspect | None] = [None] * len(guilty)
         if requests:

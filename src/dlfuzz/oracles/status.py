@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import cast
 
-from dlfuzz.cases import ApiCase, Finding, Outcome, kind_of
+from dlfuzz.cases import ApiCase, Finding, GraphCase, Outcome, kind_of
 from dlfuzz.oracles.base import Item, Oracle, OracleContext, finding
 from dlfuzz.oracles.localize import first_wrong_prefix
 
@@ -100,7 +101,8 @@ def _localize_models(items: Sequence[Item], results: list[list[Finding]],
                 (b for b, o in outcomes.items() if o.ok and not ctx.compiled.get(b)
                  and ctx.library_of.get(b) != ctx.library_of.get(f.guilty_backend)), "")
             if sound:
-                requests.append((case, f.guilty_backend, sound))
+                # The kind said it localizes: its cases are models (GraphCase).
+                requests.append((cast(GraphCase, case), f.guilty_backend, str(sound)))
                 where.append((i, j))
     if not requests:
         return

@@ -14,11 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from dlfuzz.backends.base import Backend
 from dlfuzz.cases import ApiCase, Expectation, Outcome, kind_of
-from dlfuzz.store.artifacts import replace_dir, write_atomic
+from dlfuzz.store.artifacts import npz_bytes, replace_dir, write_atomic
 
 
 @dataclass(frozen=True)
@@ -37,14 +35,6 @@ def repro_name(backend: str, suffix: str = ".py") -> str:
     return f"repro_{backend.replace('-', '_')}{suffix}"
 
 
-def _npz(arrays: dict[str, np.ndarray]) -> bytes:
-    buf = io.BytesIO()
-    safe = {k: (v.astype(np.float32) if v.dtype.name == "bfloat16" else v)
-            for k, v in arrays.items()}
-    np.savez(buf, **safe)
-    return buf.getvalue()
-
-
 def case_description(case: ApiCase) -> dict[str, Any]:
     """A readable account of a case (the pickle beside it is the exact one)."""
     return kind_of(case).describe(case)
@@ -60,12 +50,12 @@ def write_bug_folder(root: Path, folder: BugFolder) -> tuple[Path, dict[str, str
     write_atomic(staging / "case.json",
                  json.dumps(case_description(case), indent=2).encode())
     write_atomic(staging / "inputs.npz",
-                 _npz({f"x{i}": t.to_numpy() for i, t in enumerate(case.tensors)}))
+                 npz_bytes({f"x{i}": t.to_numpy() for i, t in enumerate(case.tensors)}))
     log = io.StringIO()
     for name, o in sorted(folder.outcomes.items()):
         if o.outputs:
             write_atomic(staging / "outputs" / f"{name}.npz",
-                         _npz({f"out{i}": t.to_numpy() for i, t in enumerate(o.outputs)}))
+                         npz_bytes({f"out{i}": t.to_numpy() for i, t in enumerate(o.outputs)}))
         log.write(f"== {name}: {o.status} (stage {o.stage}, {o.duration_s * 1e3:.2f} ms)\n")
         if o.exc_type or o.message:
             log.write(f"{o.exc_type}: {o.message}\n")

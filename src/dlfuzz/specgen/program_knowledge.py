@@ -1,13 +1,13 @@
 """Offline extractor of the program engine's knowledge base (MoCo §III-C, without an LLM).
 
-``python -m dlfuzz.engines.program.knowledge_extract torch|keras [--similarity]
+``python -m dlfuzz.specgen.program_knowledge torch|keras [--similarity]
 [--calibrate N]`` imports the library in-process and, for every layer class of
 ``torch.nn`` / ``keras.layers`` (containers, losses, wrappers and aliases left out), reads
 the constructor's signature (names, defaults, annotations, positional-only) and its
 docstring (``docstrings.param_docs`` + ``hints``: structures, enum values, ranges,
 defaults), the ``__init__`` checks (``validation.constraints_from_source``) and the
 relational doc sentences (``docstrings.constraints_from_doc``), then merges the hand table
-``data/hand_rules.json`` (what neither says: legal intervals, sampling ranges, enum lists,
+``engines/program/data/hand_rules.json`` (what neither says: legal intervals, sampling ranges, enum lists,
 inter-parameter constraints). It writes ``data/<lib>.json`` (format 2, ``libspecs.dump``)
 and ``data/<lib>_context.json`` (see ``knowledge``'s module doc and ``knowledge_context``).
 
@@ -479,7 +479,7 @@ def extract(library: str, calibrate_n: int = 20) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m dlfuzz.engines.program.knowledge_extract")
+    parser = argparse.ArgumentParser(prog="python -m dlfuzz.specgen.program_knowledge")
     parser.add_argument("library", choices=sorted(kb.FILES))
     parser.add_argument("--calibrate", type=int, default=20, metavar="N",
                         help="constructions per API for the calibration (0: none)")
