@@ -29,7 +29,8 @@ from dlfuzz.executor.host import (
 )
 from dlfuzz.executor.protocol import encode_cases
 
-__all__ = ["BackendUnavailable", "Cancelled", "Pool", "StopSignal", "Worker", "WorkerConfig", "WorkerStats"]
+__all__ = ["BackendUnavailable", "Cancelled", "Pool", "StopSignal", "Worker", "WorkerConfig",
+           "WorkerStats"]
 
 
 class Pool:
