@@ -58,14 +58,15 @@ class _Run:
     def time_of(self, text: str, timeout: float) -> float | None:
         """When a stderr line containing ``text`` appeared (waits up to ``timeout``)."""
         end = time.monotonic() + timeout
-        while time.monotonic() < end:
+        while True:
             for t, line in list(self.lines):
                 if text in line:
                     return t
+            if time.monotonic() >= end:
+                return None
             if self.proc.poll() is not None and not self._reader.is_alive():
                 return None
             time.sleep(0.05)
-        return None
 
     def ready(self, timeout: float = 60.0) -> float:
         """When the workers were ready ("workers ready in N s" on stderr).
