@@ -108,7 +108,8 @@ class Campaign:
         self.settings = settings
         self.on_progress = on_progress or (lambda p: None)
         self.backend_names = resolve_backends(settings)
-        pythons, preload = dict(settings.pythons), {}
+        pythons = dict(settings.pythons)
+        preload: dict[str, list[str]] = {}
         for backend, module in settings.preload:
             preload.setdefault(backend, []).append(module)
         self.configs = [

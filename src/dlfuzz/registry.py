@@ -34,11 +34,20 @@ ORACLES: dict[str, str] = {
     "program-performance": "dlfuzz.oracles.program:PerformanceOracle",
 }
 
-_ENTRY_POINT_GROUPS = {"backend": "dlfuzz.backends", "engine": "dlfuzz.engines"}
+# How triage, bug folders, oracles and the report treat each kind of case (``case.kind``).
+CASE_KINDS: dict[str, str] = {
+    "api": "dlfuzz.kinds.api:ApiKind",
+    "graph": "dlfuzz.kinds.graph:GraphKind",
+    "program": "dlfuzz.kinds.program:ProgramKind",
+}
+
+_ENTRY_POINT_GROUPS = {"backend": "dlfuzz.backends", "engine": "dlfuzz.engines",
+                       "case kind": "dlfuzz.case_kinds"}
 
 
 def _table(kind: str) -> dict[str, str]:
-    base = {"backend": BACKENDS, "engine": ENGINES, "oracle": ORACLES}[kind]
+    base = {"backend": BACKENDS, "engine": ENGINES, "oracle": ORACLES,
+            "case kind": CASE_KINDS}[kind]
     merged = dict(base)
     group = _ENTRY_POINT_GROUPS.get(kind)
     if group:

@@ -16,7 +16,7 @@ from dlfuzz.cases import GraphCase
 from dlfuzz.ir.graph import GraphBuilder
 from dlfuzz.ir.model import Model
 from dlfuzz.ir.weights import init_model
-from dlfuzz.triage.reduce_model import (
+from dlfuzz.kinds.graph_reduce import (
     cut_after,
     drop_prefix,
     fit_weights,

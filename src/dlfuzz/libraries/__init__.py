@@ -9,7 +9,8 @@ installed version. Importing this package imports no library under test.
 from dlfuzz.libraries.known import LIBRARIES, all_libraries, get, is_known, names, of_backend
 from dlfuzz.libraries.record import DTYPE_NAMES, Library
 from dlfuzz.libraries.resolve import ResolveError, resolve
-from dlfuzz.libraries.versions import version, versions
+from dlfuzz.libraries.versions import selected_release, version, versions
 
 __all__ = ["DTYPE_NAMES", "LIBRARIES", "Library", "ResolveError", "all_libraries", "get",
-           "is_known", "names", "of_backend", "resolve", "version", "versions"]
+           "is_known", "names", "of_backend", "resolve", "selected_release", "version",
+           "versions"]

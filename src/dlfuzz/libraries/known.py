@@ -102,6 +102,8 @@ TFJS = Library(
     name="tfjs", title="TensorFlow.js", modules=(), imports=(), prefixes=("tf.",),
     dtypes={n: n for n in ("float32", "int32", "bool", "complex64")},  # tf.tensor(v, s, 'x')
     npm="@tensorflow/tfjs",
+    default_release="4.22.0",
+    release_env="DLFUZZ_TFJS_VERSION",
     doc_url="https://js.tensorflow.org/api/latest/#{leaf}",
     backends=(("tfjs-cpu", "dlfuzz.backends.tfjs.backend:TfjsCpuBackend"),
               ("tfjs-wasm", "dlfuzz.backends.tfjs.backend:TfjsWasmBackend"),

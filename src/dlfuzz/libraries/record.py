@@ -40,6 +40,8 @@ class Library:
     dtypes: Mapping[str, str]  # canonical dtype name -> the library's spelling in source
     distributions: tuple[str, ...] = ()  # PyPI distributions; the first is the library's own
     npm: str = ""  # npm package, for a JavaScript library (its version is the one selected)
+    default_release: str = ""  # npm: the release used unless the environment picks one
+    release_env: str = ""  # npm: environment variable naming the selected release
     repro_header: str = ""  # import lines a Python reproducer starts with ("" = not Python)
     doc_url: str = ""  # pattern with {api}, {path} (dots -> "/", alias root) and {leaf}
     backends: tuple[tuple[str, str], ...] = ()  # (backend name, "module:Class"), in order

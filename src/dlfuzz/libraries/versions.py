@@ -7,10 +7,18 @@ JavaScript library's version is the release dlfuzz selected for its backends.
 
 from __future__ import annotations
 
+import os
 from importlib import metadata
 
 from dlfuzz.errors import UsageError
 from dlfuzz.libraries.known import get
+
+
+def selected_release(name: str) -> str:
+    """The release of a JavaScript library dlfuzz runs: its environment variable (set by
+    ``--tfjs-version``) or the default release. Its backends check the name is valid."""
+    lib = get(name)
+    return os.environ.get(lib.release_env, "") or lib.default_release
 
 
 def versions(name: str) -> dict[str, str]:
@@ -18,9 +26,7 @@ def versions(name: str) -> dict[str, str]:
     (JAX: jax and jaxlib); the npm package -> selected release for a JavaScript library."""
     lib = get(name)
     if lib.npm:
-        from dlfuzz.backends.tfjs.backend import selected_version
-
-        return {lib.npm: selected_version()}
+        return {lib.npm: selected_release(name)}
     out: dict[str, str] = {}
     for dist in lib.distributions:
         try:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import cache
+from typing import Any
 
 import numpy as np
 
@@ -111,7 +112,7 @@ def _max_difference(a: Sequence[np.ndarray], b: Sequence[np.ndarray]) -> str:
         if x.shape != y.shape:
             return f"shape {x.shape} vs {y.shape}"
         with np.errstate(invalid="ignore", over="ignore"):
-            d = np.abs(x.astype(np.complex128) - y.astype(np.complex128)) if x.size else []
+            d: Any = np.abs(x.astype(np.complex128) - y.astype(np.complex128)) if x.size else []
         if len(d):
             d = np.where(np.isnan(d), np.inf, d)
             worst = max(worst, float(np.max(d)))

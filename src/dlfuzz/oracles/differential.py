@@ -2,17 +2,20 @@
 
 A cheap pairwise check runs on every case; only when some pair disagrees beyond the
 looser of their dtype tolerances is a reference computed (``reference.Judge``), for all
-suspicious cases of a batch in one round trip. Verdicts name the guilty backend.
+suspicious cases of a batch in one round trip. Verdicts name the guilty backend. Whether
+a finding is localized to a part of its case (a model's layer), how it is then filed and
+which extra details it carries is the case's kind's answer (``kind_of``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import cast
 
 import numpy as np
 
-from dlfuzz.cases import ApiCase, Finding, GraphCase, Outcome
+from dlfuzz.cases import ApiCase, Finding, GraphCase, Outcome, kind_of
 from dlfuzz.oracles.base import Item, Oracle, OracleContext, finding, input_dtypes
 from dlfuzz.oracles.compare import agree
 from dlfuzz.oracles.localize import Request, Suspect, localize_many
@@ -68,8 +71,9 @@ class DifferentialOracle(Oracle):
         for (i, v, ref), suspect in zip(guilty, suspects_of, strict=True):
             case, outcomes = items[i]
             f = self._finding(case, outcomes[v.backend], v, ref.method, ref.libraries, suspect)
-            if isinstance(case, GraphCase):
-                f = replace(f, details=f.details + _lemon_vote(outcomes, ref))
+            extra = kind_of(case).numeric_details(outcomes, ref.outputs)
+            if extra:
+                f = replace(f, details=f.details + extra)
             results[i].append(f)
         self._sound.clear()
         return results
@@ -79,14 +83,15 @@ class DifferentialOracle(Oracle):
 
     def _localize(self, items: Sequence[Item], guilty: list[tuple[int, Verdict, Reference]],
                   ctx: OracleContext) -> list[Suspect | None]:
-        """Layer localization for model cases (R_a, else model prefixes); API cases need
-        none."""
+        """Localization where the case's kind asks for it (a model's layer: R_a, else
+        model prefixes); API cases need none."""
         requests, where = [], []
         for k, (i, v, _) in enumerate(guilty):
             case = items[i][0]
             sound, second = self._sound.get((i, v.backend), ("", ""))
-            if isinstance(case, GraphCase) and sound:
-                requests.append(Request(case, v.backend, sound, second))
+            if sound and kind_of(case).localizes_values(case):
+                # The kind said it localizes: its cases are models (GraphCase).
+                requests.append(Request(cast(GraphCase, case), v.backend, sound, second))
                 where.append(k)
         out: list[Suspect | None] = [None] * len(guilty)
         if requests:
@@ -111,7 +116,7 @@ class DifferentialOracle(Oracle):
         extra = {}
         if suspect is not None and suspect.node:
             # LEMON's unit of a model bug: (library, layer kind).
-            case = replace(case, api=suspect.op) if isinstance(case, GraphCase) else case
+            case = kind_of(case).relabel(case, suspect.op)
             how = "R_a" if suspect.method == "R_a" else "the first wrong model prefix"
             msg += f"; localized to {suspect.node} ({suspect.op}) by {how} vs {suspect.against}"
             extra = {"suspect_node": suspect.node, "suspect_op": suspect.op,
@@ -127,21 +132,6 @@ def _is_composition(case: ApiCase, ctx: OracleContext, backend: str) -> bool:
     call = case.call_for(ctx.library_of.get(backend, backend)) if hasattr(case, "call_for") \
         else None
     return call is not None and call.target.startswith("dlfuzz.")
-
-
-def _lemon_vote(outcomes: dict[str, Outcome], ref: Reference) -> tuple[tuple[str, object], ...]:
-    """LEMON's own verdict beside ours: D_MAD of every library pair against the reference
-    output, and the library shared by the pairs over LEMON's threshold T."""
-    from dlfuzz.engines.model.guidance import LemonSettings, lemon_vote, pair_dmads
-
-    firsts = {b: o.outputs[0].to_numpy() for b, o in outcomes.items()
-              if o.ok and o.outputs and ref.outputs and o.outputs[0].shape == ref.outputs[0].shape}
-    if len(firsts) < 2 or not ref.outputs:
-        return ()
-    dmads = pair_dmads(firsts, ref.outputs[0])
-    threshold = LemonSettings().threshold
-    worst = max(dmads.values(), default=0.0)
-    return (("lemon_max_dmad", round(worst, 4)), ("lemon_vote", lemon_vote(dmads, threshold)))
 
 
 def _sound_pair(guilty: str, sound: list[str], ctx: OracleContext) -> tuple[str, str]:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -32,7 +32,8 @@ from dlfuzz.cases import GraphCase, Outcome
 from dlfuzz.errors import Rejected
 from dlfuzz.oracles.tolerances import epsilon
 
-Runner = Callable[[Sequence[GraphCase], Sequence[str]], list[dict[str, Outcome]]]
+# Runs cases on backends (the judge's runner runs any kind of case).
+Runner = Callable[[Sequence[Any], Sequence[str]], list[dict[str, Outcome]]]
 NOISE_ULPS = 16.0  # the least difference counted, in units in the last place of the scale
 NOISE_FACTOR = 4.0  # times the difference of two sound backends at the same node
 

@@ -215,7 +215,7 @@ class Judge:
             symptom = "nan" if any(d.non_finite for d in devs) else "numeric"
             raw[b] = (tuple(devs), ratio, symptom)
         out = []
-        for b, (devs, ratio, symptom) in raw.items():
+        for b, (found, ratio, symptom) in raw.items():
             guilty = ratio > 1.0
             if guilty and symptom != "shape":
                 dtype = _out_dtype(outcomes[b])
@@ -224,7 +224,7 @@ class Judge:
                 if peers:
                     guilty = ratio > self.settings.outlier_factor * max(float(np.median(peers)),
                                                                         1e-12)
-            out.append(Verdict(b, devs, guilty, ratio, symptom))
+            out.append(Verdict(b, found, guilty, ratio, symptom))
         return out
 
 

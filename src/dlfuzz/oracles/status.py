@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import replace
+from typing import cast
 
-from dlfuzz.cases import ApiCase, Finding, GraphCase, Outcome
+from dlfuzz.cases import ApiCase, Finding, GraphCase, Outcome, kind_of
 from dlfuzz.oracles.base import Item, Oracle, OracleContext, finding
 from dlfuzz.oracles.localize import first_wrong_prefix
 
@@ -90,17 +90,19 @@ def _localize_models(items: Sequence[Item], results: list[list[Finding]],
     """A model that fails on one backend is about the first layer whose model prefix fails
     there while a backend that ran the model computes it (the eager sibling of a compiled
     mode, else an eager backend of another library): the bug becomes (library, layer
-    kind), as numeric model bugs are, instead of one bug per seed model."""
+    kind), as numeric model bugs are, instead of one bug per seed model. The case's kind
+    says whether its failures are localized this way."""
     requests, where = [], []
     for i, ((case, outcomes), found) in enumerate(zip(items, results, strict=True)):
-        if not isinstance(case, GraphCase) or case.probe or len(case.graph.nodes) < 2:
+        if not kind_of(case).localizes_failures(case):
             continue
         for j, f in enumerate(found):
             sound = f.detail("eager") or next(
                 (b for b, o in outcomes.items() if o.ok and not ctx.compiled.get(b)
                  and ctx.library_of.get(b) != ctx.library_of.get(f.guilty_backend)), "")
             if sound:
-                requests.append((case, f.guilty_backend, sound))
+                # The kind said it localizes: its cases are models (GraphCase).
+                requests.append((cast(GraphCase, case), f.guilty_backend, str(sound)))
                 where.append((i, j))
     if not requests:
         return
@@ -111,7 +113,8 @@ def _localize_models(items: Sequence[Item], results: list[list[Finding]],
         if not suspect.node or suspect.ratio != float("inf"):
             continue  # no prefix fails alone: keep the model label
         message = f"{f.message} (first failing prefix ends at {suspect.node}, {suspect.op})"
-        located = finding(f.oracle, f.symptom, replace(items[i][0], api=suspect.op),
+        case = items[i][0]
+        located = finding(f.oracle, f.symptom, kind_of(case).relabel(case, suspect.op),
                           f.guilty_backend, f.stage, message, signature_message=f.message,
                           **dict(f.details), suspect_node=suspect.node,
                           suspect_op=suspect.op, localized_against=suspect.against,

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from dlfuzz.cases.kind import kind_named
 from dlfuzz.store.db import BugRow, Store
 
 _CSS = """
@@ -60,6 +61,10 @@ def _bug_section(store: Store, bug: BugRow) -> str:
     if meta.get("reduced"):
         parts.append(f"<p>Reduced in {meta.get('reduce_runs')} runs.</p>")
     parts.append("<h3>Case</h3><pre>" + escape((folder / "case.json").read_text()) + "</pre>")
+    # What a bug of this kind shows besides (its calls, model, program); a folder written
+    # before bug folders recorded their kind shows the generic parts only.
+    if meta.get("case_kind"):
+        parts.append(kind_named(str(meta["case_kind"])).report_section(folder, meta))
     parts.append("<h3>Inputs</h3>" + _kv_table(_preview(folder / "inputs.npz")))
     parts.append("<h3>Outputs per backend</h3>")
     for out in sorted((folder / "outputs").glob("*.npz")):

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import pickle
 import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 
 class BlobStore:
@@ -55,3 +58,13 @@ def replace_dir(staging: Path, final: Path) -> None:
         shutil.rmtree(trash, ignore_errors=True)
     else:
         os.replace(staging, final)
+
+
+def npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:
+    """Arrays as ``.npz`` bytes that plain numpy reads back: bfloat16, which numpy cannot
+    save, is stored as float32 (every bfloat16 value is exact in float32)."""
+    safe: dict[str, Any] = {k: (v.astype(np.float32) if v.dtype.name == "bfloat16" else v)
+                            for k, v in arrays.items()}
+    buf = io.BytesIO()
+    np.savez(buf, **safe)
+    return buf.getvalue()

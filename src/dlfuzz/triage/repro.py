@@ -20,25 +20,15 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from dlfuzz.backends.base import Backend
-from dlfuzz.cases import ApiCase, Call, DType, Ref
+from dlfuzz.cases import ApiCase, Call, DType, Expectation, Ref
 
 _ALIASES = {"numpy": "np", "tensorflow": "tf"}
 _ROOTS = {"np": "numpy", "tf": "tensorflow", "torch": "torch", "jax": "jax"}
-
-
-@dataclass(frozen=True)
-class Expectation:
-    kind: str  # "values" | "runs" | "rejects" | "repeatable"
-    expected: tuple[np.ndarray, ...] = ()
-    allowed: tuple[np.ndarray, ...] = ()
-    note: str = ""
-    timeout_s: int = 60
 
 
 def literal(value: Any) -> str:

@@ -4,32 +4,26 @@ A new signature is confirmed by re-running its case ``confirm_runs`` times; only
 re-run shows the same signature is it ``confirmed``, otherwise it is labelled ``flaky``
 and never reported as a confirmed bug. A confirmed bug is stored at once (so a kill
 during reduction loses nothing), then reduced and its folder rewritten.
+
+What differs between kinds of case (reduction passes, the reproducers' expectation, the
+title, which backends get a reproducer) is asked of the case's kind (``kind_of``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from dlfuzz.backends.base import Backend
-from dlfuzz.cases import ApiCase, Finding, GraphCase, Outcome
-from dlfuzz.oracles.compare import round_to
+from dlfuzz.cases import ApiCase, Expectation, Finding, Outcome, TriageTools, kind_of
+from dlfuzz.cases.kind import Checker  # runs cases and applies every oracle
 from dlfuzz.oracles.reference import Judge
-from dlfuzz.oracles.tolerances import tolerance_for
 from dlfuzz.store.db import BugRow, Store
 from dlfuzz.triage.bugdir import BugFolder, write_bug_folder
-from dlfuzz.triage.reduce import DEFAULT_PASSES, drop_params, reduce_case
-from dlfuzz.triage.reduce_model import model_passes, model_weight
-from dlfuzz.triage.repro import Expectation
-
-# Runs cases on some backends and applies every oracle: per case (outcomes, findings).
-Checker = Callable[[Sequence[ApiCase], Sequence[str]],
-                   list[tuple[dict[str, Outcome], list[Finding]]]]
+from dlfuzz.triage.reduce import reduce_case
 
 
 @dataclass(frozen=True)
@@ -107,22 +101,15 @@ class Triage:
             return [any(f.signature == finding.signature for f in found)
                     for _, found in self.check(candidates, needed)]
 
-        weight = None
-        if isinstance(case, GraphCase):
-            passes = model_passes(self._probe_values(finding))
-            weight = model_weight
-        elif getattr(case, "kind", "") == "program":
-            from dlfuzz.engines.program.repro import PROGRAM_PASSES, program_weight
-
-            passes, weight = dict(PROGRAM_PASSES), program_weight
-        else:
-            passes = {"drop_params": drop_params(self.rebuild), **DEFAULT_PASSES}
+        reduction = kind_of(case).reduction(case, finding, self.tools())
+        if not reduction.passes:
+            return  # the kind keeps its cases as found
         budget = min(self.settings.max_reduce_runs, REDUCE_RUNS_BY_SYMPTOM.get(
             finding.symptom, self.settings.max_reduce_runs))
         if budget <= 0:
             return
         t0 = time.perf_counter()
-        result = reduce_case(case, holds, passes, budget, weight=weight)
+        result = reduce_case(case, holds, reduction.passes, budget, weight=reduction.weight)
         outcomes, findings = self.check([result.case], needed)[0]
         if not any(f.signature == finding.signature for f in findings):
             return  # should not happen (holds() said so); keep the unreduced folder
@@ -131,71 +118,21 @@ class Triage:
         self.store.update_bug(bug_id, reduced_blob=self.store.blobs.put(result.case))
         self.write(bug_id, finding, result.case, outcomes, meta)
 
-    def _probe_values(self, finding: Finding) -> Callable[[GraphCase], dict | None]:
-        """Every value of a model on a backend the bug does not affect (for ``isolate``)."""
-        sound = finding.detail("localized_against") or next(
-            (b for b in self.judge.reference_backends if b != finding.guilty_backend), "")
-
-        def values(case: GraphCase) -> dict | None:
-            if not sound:
-                return None
-            outcome = self.check([case.with_probe(True)], [sound])[0][0].get(sound)
-            if outcome is None or not outcome.ok or len(outcome.outputs) != len(
-                    case.graph.nodes):
-                return None
-            found = {x: t.to_numpy() for x, t in zip(case.graph.input_names, case.tensors,
-                                                     strict=True)}
-            found.update({n.id: t.to_numpy() for n, t in zip(case.graph.nodes,
-                                                              outcome.outputs, strict=True)})
-            return found
-        return values
+    def tools(self) -> TriageTools:
+        """What the kinds' hooks may use: the judge, the checker, the engine's rebuild."""
+        return TriageTools(judge=self.judge, check=self.check, rebuild=self.rebuild)
 
     def expectation(self, finding: Finding, case: ApiCase, outcomes: dict[str, Outcome]
                     ) -> Expectation:
-        if getattr(case, "kind", "") == "program":
-            from dlfuzz.engines.program.repro import program_expectation
-
-            return program_expectation(finding, case, outcomes)  # type: ignore[arg-type]
-        if finding.symptom == "boundary":
-            return Expectation("rejects", note=finding.message)
-        if finding.symptom == "nondeterministic":
-            return Expectation("repeatable", note=finding.message)
-        if finding.symptom not in ("numeric", "nan", "shape"):
-            return Expectation("runs", note=finding.message)
-        ref = self.judge.reference(case, outcomes)
-        guilty = outcomes.get(finding.guilty_backend)
-        if ref is None or guilty is None or not guilty.ok:
-            return Expectation("runs", note=finding.message)
-        expected, allowed = [], []
-        outs = [t.to_numpy() for t in guilty.outputs]
-        for i, r in enumerate(ref.outputs):
-            like = outs[i] if i < len(outs) and outs[i].shape == r.shape else r
-            e = round_to(r, like)
-            tol = tolerance_for(like.dtype.name)
-            wide = np.abs(e.astype(np.complex128)) if e.dtype.kind == "c" else \
-                np.abs(e.astype(np.float64))
-            with np.errstate(invalid="ignore"):
-                w = tol.atol + tol.rtol * np.where(np.isfinite(wide), wide, 0.0)
-            if ref.sensitivity is not None and ref.sensitivity[i].shape == w.shape:
-                w = w + self.judge.settings.sensitivity_factor * np.where(
-                    np.isfinite(ref.sensitivity[i]), ref.sensitivity[i], 0.0)
-            expected.append(e)
-            allowed.append(w.astype(np.float64))
-        note = (f"EXPECTED: float64 result agreed by {', '.join(ref.libraries)} "
-                f"({ref.method}); ALLOWED: per-element dtype tolerance + input-rounding "
-                "sensitivity")
-        return Expectation("values", tuple(expected), tuple(allowed), note)
+        """What the reproducers of ``finding`` check (the case's kind decides)."""
+        return kind_of(case).expectation(finding, case, outcomes, self.tools())
 
     def write(self, bug_id: str, finding: Finding, case: ApiCase,
                outcomes: dict[str, Outcome], extra: dict[str, Any]) -> None:
-        title = f"{finding.symptom} in {finding.guilty_backend or 'unknown'}: {finding.api}"
-        if isinstance(case, GraphCase) and finding.api != case.api:
-            title += f" (found from {case.api})"
-        involved = {b: self.backends[b] for b in outcomes if b in self.backends}
-        if finding.symptom == "boundary" and isinstance(case, ApiCase) and case.calls:
-            # Only the API's own library must reject the input; a counterpart may not.
-            own = case.calls[0][0]
-            involved = {b: be for b, be in involved.items() if be.library == own}
+        kind = kind_of(case)
+        title = kind.title(finding, case)
+        involved = kind.involved_backends(
+            finding, case, {b: self.backends[b] for b in outcomes if b in self.backends})
         folder = BugFolder(
             bug_id=bug_id, title=title, case=case, outcomes=outcomes,
             expectation=self.expectation(finding, case, outcomes), backends=involved,

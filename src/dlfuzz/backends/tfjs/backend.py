@@ -15,7 +15,6 @@ and the child is restarted for the next case. The version comes from
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -36,9 +35,10 @@ from dlfuzz.backends.tfjs.wire import (
 from dlfuzz.cases import ApiCase, GraphCase
 from dlfuzz.errors import UsageError
 from dlfuzz.libraries import get
+from dlfuzz.libraries.versions import selected_release
 
 LIBRARY = get("tfjs")
-VERSION_ENV = "DLFUZZ_TFJS_VERSION"
+VERSION_ENV = LIBRARY.release_env
 # Test-only JS patches (``module.exports = function (tf) {...}``), applied to every live
 # tfjs backend of this worker and again after each restart of its child.
 _PATCHES: list[str] = []
@@ -68,7 +68,7 @@ def add_patch(path: str | Path) -> None:
 
 
 def selected_version() -> str:
-    return install.check_version(os.environ.get(VERSION_ENV, "") or install.DEFAULT_VERSION)
+    return install.check_version(selected_release(LIBRARY.name))
 
 
 def installed_dir(version: str) -> Path:

@@ -25,8 +25,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from dlfuzz.errors import UsageError
+from dlfuzz.libraries import get
 
-DEFAULT_VERSION = "4.22.0"
+DEFAULT_VERSION = get("tfjs").default_release
 TOOLS = {"playwright-core": "1.56.1", "typescript": "5.9.3"}
 _VERSION_RE = re.compile(r"^\d+\.\d+\.\d+(-[0-9A-Za-z.]+)?$")
 _MARKER = ".dlfuzz-installed"

@@ -7,7 +7,7 @@ optional) plus dependency constraints in the language of ``constraints.py``, eac
 where it came from (signature, doc, validation code, error feedback, LLM, hand). How other
 libraries compute the same API are its counterparts (``counterparts/``).
 
-An API may also name a *shape rule* (``"shapes"``, see ``shapes.SHAPE_RULES``): a relation
+An API may also name a *shape rule* (``"shapes"``, one of ``SHAPE_RULES``): a relation
 between its tensors' shapes and the parameters tied to them (broadcasting, matmul,
 einsum subscripts, a concatenation axis...) that constraints over single dimensions
 cannot say. Such an API is drawn by the rule (``rulegen``) in signature groups over
@@ -32,7 +32,6 @@ from typing import Any
 
 from dlfuzz.cases import DTYPES
 from dlfuzz.engines.api.constraints import Constraint, ConstraintError, parse
-from dlfuzz.engines.api.shapes import SHAPE_RULES
 from dlfuzz.errors import UsageError
 
 FORMAT = 2
@@ -54,6 +53,42 @@ DTYPE_FAMILIES["all"] = tuple(d for fam in ("float", "int", "uint", "complex", "
                               for d in DTYPE_FAMILIES[fam])
 
 # TensorJSFuzz's structures: how a parameter's value is built.
+# Shape rules (drawn by ``shapes.py``) and the canonical parameters each one sets (those
+# get no generic value): the spec format names them, the drawing code implements them.
+SHAPE_RULES: dict[str, tuple[str, ...]] = {
+    "any": (),                 # every tensor independent (within its rank limits)
+    "same": (),                # all tensors one shape
+    "broadcast": (),           # tensors mutually broadcastable
+    "matmul": (),              # (..., n, k) @ (..., k, m), 1-D operands allowed
+    "vectors": (),             # 1-D tensors of one length (dot, vdot)
+    "outer": (),               # 1-D tensors of any lengths
+    "inner": (),               # last dimensions equal
+    "tensordot": ("axes",),    # a's last `axes` dims == b's first `axes` dims
+    "cross": (),               # equal ranks, broadcastable, last dimension 3
+    "square": (),              # (..., n, n), every tensor the same
+    "solve": (),               # a (..., n, n), b (..., n, k)
+    "take": (),                # indices within a flattened
+    "take_along_axis": ("axis",),
+    "searchsorted": (),        # 1-D sorted a, 1-D v
+    "concat": ("axis",),       # equal shapes except along axis
+    "stack": ("axis",),        # equal shapes, axis in [-(r+1), r]
+    "same_list": (),           # a list of equal shapes (hstack, vstack, dstack)
+    "broadcast_list": (),      # a list of broadcastable shapes
+    "reshape": ("shape",),
+    "broadcast_to": ("shape",),
+    "squeeze": ("axis",),      # axis of a dimension of size 1
+    "split": ("indices_or_sections", "axis"),
+    "hsplit": ("indices_or_sections",),
+    "vsplit": ("indices_or_sections",),
+    "dsplit": ("indices_or_sections",),
+    "einsum": ("subscripts",),
+    "diag": (),                # 1-D or 2-D
+    "meshgrid": (),            # a list of 1-D tensors
+    "arange": ("start", "stop", "step"),
+    "clip": ("a_min", "a_max"),  # scalar bounds, a_min <= a_max
+    "none": (),                # no tensors (creation functions)
+}
+
 STRUCTURES: dict[str, str] = {
     "tensor": "one array (rank, dtypes, domain)",
     "tensors": "a list of arrays (count, plus the tensor keys)",

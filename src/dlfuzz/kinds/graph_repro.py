@@ -8,12 +8,9 @@ reproducers: exit 1 while the bug is present, 0 once it is fixed.
 
 from __future__ import annotations
 
-import io
-
-import numpy as np
-
 from dlfuzz.backends.base import Backend
 from dlfuzz.cases import GraphCase
+from dlfuzz.store.artifacts import npz_bytes
 from dlfuzz.triage.repro import _CHECK_VALUES, Expectation, _nested, _values, literal
 
 INLINE_LIMIT = 4096  # inputs with more elements are read from model.npz
@@ -26,11 +23,7 @@ def model_npz(case: GraphCase) -> bytes:
         arrays[f"w/{name}"] = t.to_numpy()
     for i, t in enumerate(case.tensors):
         arrays[f"x{i}"] = t.to_numpy()
-    safe = {k: (v.astype(np.float32) if v.dtype.name == "bfloat16" else v)
-            for k, v in arrays.items()}
-    buf = io.BytesIO()
-    np.savez(buf, **safe)
-    return buf.getvalue()
+    return npz_bytes(arrays)
 
 
 def model_reproducer(backend: Backend, case: GraphCase, expectation: Expectation, title: str,

@@ -1,0 +1,66 @@
+"""The api kind: one input for one API, called in every library.
+
+Reproducers are the one call with its inputs as literals (``triage.repro``); reduction
+shrinks tensors, simplifies values and drops optional parameters through the engine's
+``rebuild`` hook (``triage.reduce``). A boundary finding is about the API's own library
+(a counterpart in another library may accept what the API must reject).
+"""
+
+from __future__ import annotations
+
+import json
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from dlfuzz.cases import ApiCase, CaseKind, Expectation, Finding, Outcome
+from dlfuzz.cases.kind import Reduction, TriageTools
+from dlfuzz.kinds.expectation import symptom_expectation
+from dlfuzz.kinds.report_html import table
+from dlfuzz.triage.reduce import DEFAULT_PASSES, drop_params
+from dlfuzz.triage.repro import reproducer
+
+
+class ApiKind(CaseKind):
+    name = "api"
+
+    def describe(self, case: ApiCase) -> dict[str, Any]:
+        return {
+            "api": case.api,
+            "params": {k: repr(v) for k, v in case.params},
+            "expect": case.expect,
+            "tensors": [{"dtype": t.dtype, "shape": list(t.shape)} for t in case.tensors],
+            "calls": {lib: {"target": c.target, "args": repr(c.args),
+                            "kwargs": repr(c.kwargs)} for lib, c in case.calls},
+        }
+
+    def involved_backends(self, finding: Finding, case: ApiCase,
+                          backends: dict[str, Any]) -> dict[str, Any]:
+        if finding.symptom == "boundary" and case.calls:
+            # Only the API's own library must reject the input; a counterpart may not.
+            own = case.calls[0][0]
+            return {b: be for b, be in backends.items() if be.library == own}
+        return dict(backends)
+
+    def expectation(self, finding: Finding, case: ApiCase, outcomes: dict[str, Outcome],
+                    tools: TriageTools) -> Expectation:
+        return symptom_expectation(finding, case, outcomes, tools.judge)
+
+    def reproducer(self, backend: Any, case: ApiCase, expectation: Expectation, title: str,
+                   version: str = "") -> str:
+        return reproducer(backend, case, expectation, title, version)
+
+    def reduction(self, case: ApiCase, finding: Finding, tools: TriageTools) -> Reduction:
+        return Reduction({"drop_params": drop_params(tools.rebuild), **DEFAULT_PASSES})
+
+    def report_section(self, folder: Path, meta: dict[str, Any]) -> str:
+        """The call per library (target and arguments) and the input's expectation."""
+        path = folder / "case.json"
+        if not path.is_file():
+            return ""
+        described = json.loads(path.read_text())
+        rows: list[tuple[str, Any]] = [
+            (lib, f"{c.get('target')}(*{c.get('args')}, **dict({c.get('kwargs')}))")
+            for lib, c in described.get("calls", {}).items()]
+        rows.append(("expect", described.get("expect", "")))
+        return f"<h3>Calls of {escape(str(described.get('api', '')))}</h3>" + table(rows)

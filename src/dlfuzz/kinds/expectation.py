@@ -1,0 +1,55 @@
+"""The expectation of a reproducer for cases with tensors (API calls and models).
+
+Shared by the api and graph kinds: both judge outputs against the same float64 reference
+the differential oracle used, with the same per-element allowance.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from dlfuzz.cases import Expectation, Finding, Outcome
+from dlfuzz.oracles.compare import round_to
+from dlfuzz.oracles.tolerances import tolerance_for
+
+
+def symptom_expectation(finding: Finding, case: Any, outcomes: dict[str, Outcome],
+                        judge: Any) -> Expectation:
+    """What a reproducer of a case with tensors checks, from the finding's symptom.
+
+    A boundary finding's input must be rejected, a nondeterministic one's result must
+    repeat; a numeric, NaN or shape finding's outputs must lie within the per-element
+    allowance of the float64 reference ``judge`` (an ``oracles.reference.Judge``)
+    computes, which is the oracle's own judgement; anything else must simply run.
+    """
+    if finding.symptom == "boundary":
+        return Expectation("rejects", note=finding.message)
+    if finding.symptom == "nondeterministic":
+        return Expectation("repeatable", note=finding.message)
+    if finding.symptom not in ("numeric", "nan", "shape"):
+        return Expectation("runs", note=finding.message)
+    ref = judge.reference(case, outcomes)
+    guilty = outcomes.get(finding.guilty_backend)
+    if ref is None or guilty is None or not guilty.ok:
+        return Expectation("runs", note=finding.message)
+    expected, allowed = [], []
+    outs = [t.to_numpy() for t in guilty.outputs]
+    for i, r in enumerate(ref.outputs):
+        like = outs[i] if i < len(outs) and outs[i].shape == r.shape else r
+        e = round_to(r, like)
+        tol = tolerance_for(like.dtype.name)
+        wide = np.abs(e.astype(np.complex128)) if e.dtype.kind == "c" else \
+            np.abs(e.astype(np.float64))
+        with np.errstate(invalid="ignore"):
+            w = tol.atol + tol.rtol * np.where(np.isfinite(wide), wide, 0.0)
+        if ref.sensitivity is not None and ref.sensitivity[i].shape == w.shape:
+            w = w + judge.settings.sensitivity_factor * np.where(
+                np.isfinite(ref.sensitivity[i]), ref.sensitivity[i], 0.0)
+        expected.append(e)
+        allowed.append(w.astype(np.float64))
+    note = (f"EXPECTED: float64 result agreed by {', '.join(ref.libraries)} "
+            f"({ref.method}); ALLOWED: per-element dtype tolerance + input-rounding "
+            "sensitivity")
+    return Expectation("values", tuple(expected), tuple(allowed), note)
