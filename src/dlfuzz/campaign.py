@@ -333,10 +333,15 @@ class Campaign:
 def open_campaign(out: Path | None, resume: Path | None, settings: CampaignSettings | None
                   ) -> tuple[Store, CampaignSettings]:
     """A new store for ``out``, or the existing one and its stored settings for ``resume``
-    (``settings`` is then unused: a resumed campaign runs as it started)."""
+    (``settings`` is then unused: the caller compares them with the stored ones). Either
+    way the store holds the campaign's lock (one writer per folder) until it is closed."""
     if resume is not None:
-        store = Store.open(resume, "--resume")
-        stored = CampaignSettings.from_json(store.meta()["settings"])
+        store = Store.open(resume, "--resume", lock=True)
+        try:
+            stored = CampaignSettings.from_json(store.meta()["settings"])
+        except BaseException:
+            store.close()
+            raise
         return store, stored
     if out is None or settings is None:
         raise UsageError("dlfuzz run needs --out DIR (a new campaign) or --resume DIR")

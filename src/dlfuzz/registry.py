@@ -42,7 +42,7 @@ CASE_KINDS: dict[str, str] = {
 }
 
 _ENTRY_POINT_GROUPS = {"backend": "dlfuzz.backends", "engine": "dlfuzz.engines",
-                       "case kind": "dlfuzz.case_kinds"}
+                       "oracle": "dlfuzz.oracles", "case kind": "dlfuzz.case_kinds"}
 
 
 def _table(kind: str) -> dict[str, str]:

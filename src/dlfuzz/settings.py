@@ -14,8 +14,9 @@ applied or dropped: on the command line too.
 
 from __future__ import annotations
 
+import math
 import tomllib
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -115,24 +116,36 @@ def _tuplify(value: Any) -> Any:
 
 
 def load_settings(path: Path | None = None, profile: str | None = None,
-                  overrides: dict[str, Any] | None = None) -> CampaignSettings:
+                  overrides: dict[str, Any] | None = None,
+                  base: CampaignSettings | None = None) -> CampaignSettings:
     """Defaults < profile < TOML file (``[campaign]``, then the engine's table) < CLI
-    overrides. ``overrides`` are flat: common keys and engine options by key."""
-    common: dict[str, Any] = {k: getattr(CampaignSettings, k) for k in COMMON_KEYS}
+    overrides. ``overrides`` are flat: common keys and engine options by key.
+
+    ``base`` replaces the defaults (a resumed campaign's stored settings), so the result
+    differs from it exactly where the user gave another value. Every value, wherever it
+    came from, is checked here (``check_common`` and the engine's settings class): the one
+    place that turns bad input into a ``UsageError`` before anything is written.
+    """
+    common: dict[str, Any] = {k: getattr(base or CampaignSettings, k) for k in COMMON_KEYS}
+    source: dict[str, str] = {}  # key -> where its value came from, for messages
     if profile:
         if profile not in PROFILES:
             raise UsageError(f"--profile {profile!r}: unknown; choose one of "
                              f"{', '.join(PROFILES)}")
         common.update(PROFILES[profile])
+        source.update(dict.fromkeys(PROFILES[profile], f"--profile {profile}"))
     flat: dict[str, Any] = {}  # engine options found flat in [campaign]
     tables: dict[str, dict[str, Any]] = {}  # engine name -> its TOML table
     if path is not None:
-        flat, tables = _read_toml(Path(path), common)
+        flat, tables = _read_toml(Path(path), common, source)
     cli = {k: v for k, v in (overrides or {}).items() if v is not None}
     common.update({k: v for k, v in cli.items() if k in COMMON_KEYS})
+    source.update({k: "" for k in cli if k in COMMON_KEYS})
     engine = common["engine"]
     cls = engine_class(engine).settings_class
     defaults = cls()
+    if base is not None and base.engine == engine:
+        defaults = base.engine_settings
     options: dict[str, Any] = {}
     for key, value in flat.items():
         if key not in cls.keys():
@@ -162,12 +175,14 @@ def load_settings(path: Path | None = None, profile: str | None = None,
             raise UsageError(f"{flag} is {_an(owner)}-engine option; the campaign's engine is "
                              f"{engine} (add --engine {owner}, or drop {flag})")
         options[key] = value
-    engine_settings = cls(**options)
+    common["backends"] = tuple(dict.fromkeys(common["backends"]))
+    check_common(common, source)
+    engine_settings = replace(defaults, **options)
     engine_settings.check_files()
     return CampaignSettings(**common, engine_settings=engine_settings)
 
 
-def _read_toml(path: Path, common: dict[str, Any]
+def _read_toml(path: Path, common: dict[str, Any], source: dict[str, str]
                ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     """Apply the common keys of ``[campaign]`` to ``common``; return the engine options
     found flat in it and the engine tables (``[model]`` ...) of the file."""
@@ -175,7 +190,7 @@ def _read_toml(path: Path, common: dict[str, Any]
         data = tomllib.loads(path.read_text())
     except OSError as exc:
         raise UsageError(f"--config {path}: cannot read ({exc.strerror})") from exc
-    except tomllib.TOMLDecodeError as exc:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise UsageError(f"--config {path}: not valid TOML ({exc})") from exc
     table = data.get("campaign", {})
     if not isinstance(table, dict):
@@ -183,7 +198,9 @@ def _read_toml(path: Path, common: dict[str, Any]
     flat = {}
     for key, value in table.items():
         if key in COMMON_KEYS:
-            common[key] = _coerce(value, common[key], f"{path}: campaign.{key}")
+            common[key] = _coerce(value, getattr(CampaignSettings, key),
+                                  f"{path}: campaign.{key}")
+            source[key] = f"{path}"
         else:
             flat[key] = value
     tables = {}
@@ -198,6 +215,8 @@ def _read_toml(path: Path, common: dict[str, Any]
 def _coerce(value: Any, default: Any, where: str) -> Any:
     """A TOML value as the type of the setting's default (lists and tables as tuples)."""
     expected = type(default)
+    if isinstance(value, bool) and expected is not bool:
+        raise UsageError(f"{where} = {value!r} should be a {expected.__name__}")
     if expected is float and isinstance(value, int):
         value = float(value)
     if isinstance(value, list) or isinstance(value, dict):
@@ -205,3 +224,107 @@ def _coerce(value: Any, default: Any, where: str) -> Any:
     if not isinstance(value, expected):
         raise UsageError(f"{where} = {value!r} should be a {expected.__name__}")
     return value
+
+
+# ---- checking the common settings ------------------------------------------------------
+
+#: The CLI flag of each common setting whose flag is not its key with dashes.
+FLAGS: dict[str, str] = {
+    "budget_s": "--budget", "case_timeout_s": "--timeout", "reduce": "--no-reduce",
+    "pythons": "--python", "max_reduce_runs": "(no flag)", "reference": "(no flag)",
+    "llm_endpoint": "(no flag)", "llm_model": "(no flag)", "llm_api_key_env": "(no flag)",
+}
+
+#: Numeric ranges: key -> (lowest allowed value, whether the lowest is excluded, fix).
+RANGES: dict[str, tuple[float, bool, str]] = {
+    "budget_s": (0, True, "give a positive duration, e.g. 60s, 10m or 2h"),
+    "case_timeout_s": (0, True, "give a positive duration, e.g. 10s"),
+    "batch_size": (1, False, "must be at least 1"),
+    "max_cases": (0, False, "must be 0 (no limit: the budget alone) or more"),
+    "restart_every": (0, False, "must be 0 (never restart) or more"),
+    "confirm_runs": (1, False, "must be at least 1"),
+    "max_reduce_runs": (0, False, "must be 0 or more"),
+    "memory_limit_mb": (0, True, "must be a positive number of MiB"),
+    "threads": (1, False, "must be at least 1"),
+}
+
+REFERENCE_CHOICES = ("auto", "none")
+
+
+def flag_of(key: str) -> str:
+    """The CLI flag of common setting ``key``."""
+    return FLAGS.get(key, "--" + key.replace("_", "-"))
+
+
+def setting_error(key: str, value: Any, fix: str, source: str = "") -> UsageError:
+    """The one message shape for a bad common setting, whichever way it was given: the
+    flag and the config key, the value, where it came from and the fix."""
+    shown = value
+    if key in ("pythons", "preload") and isinstance(value, tuple):
+        shown = ",".join(f"{k}={v}" for k, v in value)
+    elif isinstance(value, tuple):
+        shown = ",".join(map(str, value))
+    origin = f" in {source}" if source else ""
+    return UsageError(f"{flag_of(key)} {shown!r} (config key campaign.{key}{origin}): {fix}")
+
+
+def check_common(values: dict[str, Any], source: dict[str, str] | None = None) -> None:
+    """Raise ``UsageError`` for the first common setting out of range, naming an unknown
+    backend or engine, or not fitting the others (``tfjs_version`` without a tfjs
+    backend, ``--python``/``--preload`` for a backend not selected)."""
+    source = source or {}
+
+    def bad(key: str, fix: str) -> UsageError:
+        return setting_error(key, values[key], fix, source.get(key, ""))
+
+    engine_class(values["engine"])  # an unknown engine names the known ones
+    if isinstance(values["seed"], bool) or not isinstance(values["seed"], int):
+        raise bad("seed", "give an integer")
+    for key, (low, strict, fix) in RANGES.items():
+        value = values[key]
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise bad(key, "give a number")
+        if not math.isfinite(value) or value < low or (strict and value == low):
+            raise bad(key, fix)
+    backends = values["backends"]
+    if not backends:
+        raise bad("backends", "give at least one backend, e.g. numpy,torch,jax")
+    for name in backends:
+        try:
+            registry.import_string("backend", name)
+        except UsageError as exc:
+            raise bad("backends", str(exc)) from None
+    if values["reference"] not in REFERENCE_CHOICES:
+        raise bad("reference", f"choose one of {', '.join(REFERENCE_CHOICES)}")
+    if values["tfjs_version"] and not any(b.startswith("tfjs-") for b in backends):
+        raise bad("tfjs_version", "it applies to the tfjs-* backends only; add one to "
+                                  "--backends (e.g. tfjs-node) or drop --tfjs-version")
+    for key in ("pythons", "preload"):
+        for backend, _ in values[key]:
+            if backend not in backends:
+                raise bad(key, f"backend {backend!r} is not selected (--backends "
+                               f"{','.join(backends)}); add it or drop this {flag_of(key)}")
+
+
+# ---- resuming ---------------------------------------------------------------------------
+
+#: What ``run --resume`` may change: more budget (added to the time already spent) and
+#: another case limit. Anything else would make the resumed batches differ from the ones
+#: a single uninterrupted run would have made.
+RESUME_CHANGEABLE = ("budget_s", "max_cases")
+
+
+def resume_changes(stored: CampaignSettings, given: CampaignSettings
+                   ) -> list[tuple[str, Any, Any]]:
+    """(flag or key, stored value, given value) for each setting ``given`` changes,
+    except ``RESUME_CHANGEABLE``; engine options are named by their flag."""
+    changed = [(f"{flag_of(k)} (campaign.{k})", getattr(stored, k), getattr(given, k))
+               for k in COMMON_KEYS
+               if k not in RESUME_CHANGEABLE and getattr(stored, k) != getattr(given, k)]
+    if stored.engine == given.engine:
+        cls = type(stored.engine_settings)
+        changed += [(f"{cls.flag(k)} ({stored.engine}.{k})", getattr(stored.engine_settings, k),
+                     getattr(given.engine_settings, k))
+                    for k in cls.keys()
+                    if getattr(stored.engine_settings, k) != getattr(given.engine_settings, k)]
+    return changed

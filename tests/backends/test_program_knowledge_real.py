@@ -19,7 +19,7 @@ import pytest
 os.environ.setdefault("KERAS_BACKEND", "torch")
 
 from dlfuzz.engines.program import knowledge as kb  # noqa: E402
-from dlfuzz.engines.program.knowledge_extract import (  # noqa: E402
+from dlfuzz.specgen.program_knowledge import (  # noqa: E402
     REVIEW_FILE,
     boundary_review,
     construct,
@@ -84,7 +84,7 @@ def _review(library: str) -> tuple[int, list[dict]]:
     made with), whatever backend an earlier test imported keras with here."""
     if library == "torch":
         return boundary_review(library)
-    code = ("import json; from dlfuzz.engines.program.knowledge_extract import "
+    code = ("import json; from dlfuzz.specgen.program_knowledge import "
             "boundary_review; print(json.dumps(boundary_review('keras'), default=str))")
     env = {**os.environ, "KERAS_BACKEND": "torch", "CUDA_VISIBLE_DEVICES": ""}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -184,3 +184,28 @@ def test_no_import_cycles() -> None:
     components = strongly_connected(graph)
     if components:
         pytest.fail(describe(graph, components), pytrace=False)
+
+
+def folder_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The import graph one level up: ``dlfuzz.<folder or top module>`` -> those it uses.
+
+    The folders are the floors of the flow (engines, executor, oracles, triage, store,
+    report ...); a cycle between two folders means neither floor stands on its own even
+    when no two modules import each other.
+    """
+    def floor(module: str) -> str:
+        return ".".join(module.split(".")[:2])
+
+    out: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        here = floor(module)
+        out.setdefault(here, set()).update(floor(t) for t in targets if floor(t) != here)
+    return out
+
+
+def test_folders_depend_one_way() -> None:
+    floors = folder_graph(import_graph())
+    assert {"dlfuzz.engines", "dlfuzz.oracles", "dlfuzz.triage"} <= set(floors)
+    components = strongly_connected(floors)
+    if components:
+        pytest.fail(describe(floors, components), pytrace=False)

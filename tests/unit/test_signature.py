@@ -1,6 +1,6 @@
 """Bug identity: messages normalized so one root cause is one signature."""
 
-from dlfuzz.triage.signature import make_signature, normalize_message
+from dlfuzz.oracles.signature import make_signature, normalize_message
 
 
 def test_numbers_addresses_paths_vanish_but_names_stay():

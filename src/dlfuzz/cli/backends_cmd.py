@@ -5,11 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from rich.console import Console
 from rich.table import Table
 
 from dlfuzz import registry
-from dlfuzz.cli.common import parse_list, parse_pairs
+from dlfuzz.cli.common import literal, parse_list, parse_pairs, plain_console
 from dlfuzz.errors import UsageError
 from dlfuzz.executor.pool import Pool, WorkerConfig
 
@@ -47,13 +46,15 @@ def run(args: argparse.Namespace) -> int:
         cls = registry.load("backend", name)
         mode = "compiled" if cls.compiled else "eager"
         if name in versions:
-            table.add_row(name, cls.library, mode, "[green]available[/]", versions[name])
+            table.add_row(name, cls.library, mode, literal("available", "green"),
+                          literal(versions[name]))
         else:
-            table.add_row(name, cls.library, mode, "[red]unavailable[/]", unavailable[name])
-    Console().print(table)
+            table.add_row(name, cls.library, mode, literal("unavailable", "red"),
+                          literal(unavailable[name]))
+    plain_console().print(table)
     missing = [n for n in required if n not in versions]
     if missing:
-        Console(stderr=True).print(f"required backend(s) unavailable: {', '.join(missing)}")
+        plain_console(stderr=True).print(f"required backend(s) unavailable: {', '.join(missing)}")
         return 1
     return 0
 

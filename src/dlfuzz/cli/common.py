@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import re
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
 
 from dlfuzz.errors import UsageError
 
@@ -39,3 +43,27 @@ def parse_list(text: str | None, flag: str) -> tuple[str, ...] | None:
     if not items:
         raise UsageError(f"{flag} {text!r}: give a comma-separated list, e.g. numpy,torch,jax")
     return items
+
+
+def printable(text: object) -> str:
+    """``text`` with any undecodable bytes (a non-UTF-8 path) written as escapes.
+
+    Paths from the command line may hold lone surrogates (Python's stand-in for bytes
+    that are not UTF-8); writing those to a terminal raises UnicodeEncodeError.
+    """
+    return str(text).encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def plain_console(stderr: bool = False, **kwargs: Any) -> Console:
+    """A rich console that prints strings literally: no markup, no highlighting.
+
+    Library messages and paths are untrusted text; ``[dim]`` or ``[batch, 3]`` in them
+    must appear as written and ``[/x]`` must not raise a markup error. Styling, where
+    wanted, is given explicitly with ``rich.text.Text``.
+    """
+    return Console(stderr=stderr, markup=False, highlight=False, emoji=False, **kwargs)
+
+
+def literal(text: object, style: str = "") -> Text:
+    """``text`` as a rich Text (never parsed as markup), in ``style`` if given."""
+    return Text(printable(text), style=style)

@@ -7,9 +7,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
+from rich import box
 from rich.table import Table
 
+from dlfuzz.cli.common import literal, plain_console
 from dlfuzz.store.db import BugRow, Store
 
 
@@ -48,13 +49,32 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(records, indent=2))
         return 0
-    table = Table(title=f"bugs in {args.dir}")
-    for col in ("id", "status", "symptom", "guilty", "api", "seen", "message"):
-        table.add_column(col, overflow="fold")
-    for r in records:
-        table.add_row(r["id"], r["status"], r["symptom"], r["guilty_backend"], r["api"],
-                      str(r["occurrences"]), r["message"][:120])
-    Console().print(table)
+    console = plain_console()
+    console.print(findings_table(records, str(args.dir), min(console.width, 160)))
     if not records:
-        Console().print("no confirmed bugs" + ("" if args.all else " (--all shows flaky ones)"))
+        console.print("no confirmed bugs" + ("" if args.all else " (--all shows flaky ones)"))
     return 0
+
+
+def findings_table(records: list[dict[str, Any]], title: str, width: int = 80) -> Table:
+    """The bugs as a table ``width`` columns wide: ids, statuses and counts are never
+    wrapped or cut; symptom, backend and API are cut with an ellipsis past a cap; the
+    message gets the rest of the line, cut with an ellipsis. Every cell is literal text
+    (library messages may hold ``[dim]`` or ``[/x]``)."""
+    heads = ("id", "status", "symptom", "guilty", "api", "seen", "message")
+    rows = [(str(r["id"]), str(r["status"]), str(r["symptom"]), str(r["guilty_backend"] or "?"),
+             str(r["api"]), str(r["occurrences"]), " ".join(str(r["message"]).split()))
+            for r in records]
+    caps = (None, None, 14, 10, 20, None)  # None: never cut
+    widths = [max([len(h)] + [len(row[i]) for row in rows]) for i, h in enumerate(heads)]
+    widths[:6] = [w if cap is None else min(w, cap) for w, cap in zip(widths, caps, strict=False)]
+    gaps = 2 * (len(heads) - 1)  # a space of padding each side between columns
+    widths[6] = max(width - gaps - sum(widths[:6]), 8)
+    table = Table(title=literal(f"bugs in {title}"), box=box.SIMPLE_HEAD, show_edge=False,
+                  pad_edge=False, collapse_padding=True)
+    for head, w in zip(heads, widths, strict=True):
+        table.add_column(head, width=w, no_wrap=True, overflow="ellipsis",
+                         justify="right" if head == "seen" else "left")
+    for row in rows:
+        table.add_row(*(literal(v) for v in row))
+    return table

@@ -14,8 +14,10 @@ from rich.table import Table
 
 from dlfuzz import registry
 from dlfuzz.campaign import Campaign, Progress, open_campaign
-from dlfuzz.cli.common import parse_duration, parse_list, parse_pairs
-from dlfuzz.settings import load_settings
+from dlfuzz.cli.common import parse_duration, parse_list, parse_pairs, plain_console, printable
+from dlfuzz.errors import UsageError
+from dlfuzz.settings import CampaignSettings, load_settings, resume_changes
+from dlfuzz.store.db import Store
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -97,52 +99,108 @@ def _overrides(args: argparse.Namespace) -> dict:
         "program_data": str(Path(args.program_data).resolve()) if args.program_data else None,
         "tfjs_version": args.tfjs_version,
     }
-    # Engine options (method ... times_mt) are checked by the engine's settings class,
-    # which also refuses an option of another engine than the chosen one.
-    for key in ("batch_size", "confirm_runs", "memory_limit_mb", "threads"):
-        if over[key] is not None and over[key] < 1:
-            from dlfuzz.errors import UsageError
-
-            raise UsageError(f"--{key.replace('_', '-')} {over[key]}: must be at least 1")
+    # Every value (flags, config file, profile alike) is checked in one place:
+    # dlfuzz.settings.load_settings, with the engine's settings class for its options.
     return over
 
 
 def run(args: argparse.Namespace) -> int:
     over = _overrides(args)
     if args.resume is not None and args.out is not None:
-        from dlfuzz.errors import UsageError
-
         raise UsageError("give either --out DIR (new campaign) or --resume DIR, not both")
-    if over["engine"] is not None:
-        registry.import_string("engine", over["engine"])
+    if args.resume is None and args.out is None:
+        raise UsageError("dlfuzz run needs --out DIR (a new campaign) or --resume DIR")
     from dlfuzz.cli.tfjs_cmd import select_version
 
-    settings = None
-    if args.resume is None:  # a resumed campaign runs with its stored settings
+    if args.resume is None:
+        # Everything is checked, and the tfjs release installed, before a folder exists.
         settings = load_settings(args.config, args.profile, over)
-        select_version(settings.tfjs_version, settings.backends)  # before a campaign dir exists
-    store, settings = open_campaign(args.out, args.resume, settings)
-    if args.resume is not None:
+        select_version(settings.tfjs_version, settings.backends)
+        store, settings = open_campaign(args.out, None, settings)
+    else:
+        store, settings = _resume(args, over)
+    try:
+        return _run(args, store, settings)
+    except BaseException:
+        if args.resume is None:
+            _discard_if_empty(store)
+        raise
+    finally:
+        store.close()
+
+
+def _resume(args: argparse.Namespace, over: dict) -> tuple[Store, CampaignSettings]:
+    """The locked store of ``--resume DIR`` and the settings to continue it with: the
+    stored ones, plus the allowed changes (more budget, another case limit); any other
+    setting given with another value than the stored one is refused, each named."""
+    from dlfuzz.cli.tfjs_cmd import select_version
+
+    store, stored = open_campaign(None, args.resume, None)
+    try:
+        given = load_settings(args.config, args.profile, over, base=stored)
+        changed = resume_changes(stored, given)
+        if changed:
+            listed = "; ".join(f"{name}: stored {_show(old)}, given {_show(new)}"
+                               for name, old, new in changed)
+            raise UsageError(f"--resume {args.resume}: a resumed campaign runs with its "
+                             f"stored settings, and these differ: {listed}; drop them (only "
+                             f"--budget and --max-cases may change), or start a new "
+                             f"campaign with --out")
         done = store.totals()["seconds"]
-        extra = over["budget_s"] or max(settings.budget_s - done, 0.0)
-        settings = replace(settings, budget_s=done + extra)
-    select_version(settings.tfjs_version, settings.backends)  # a resumed campaign's own
-    console = Console(stderr=True)
+        budget_given = over["budget_s"] is not None or given.budget_s != stored.budget_s
+        extra = given.budget_s if budget_given else max(stored.budget_s - done, 0.0)
+        settings = replace(given, budget_s=done + extra)
+        notes = []
+        if budget_given:
+            notes.append(f"budget +{extra:.0f}s (total {settings.budget_s:.0f}s, "
+                         f"{done:.0f}s spent before)")
+        if settings.max_cases != stored.max_cases:
+            notes.append(f"max cases {stored.max_cases} -> {settings.max_cases}")
+        if notes:
+            print(f"dlfuzz: resuming {args.resume}: {', '.join(notes)}", file=sys.stderr)
+        select_version(settings.tfjs_version, settings.backends)  # the campaign's own
+    except BaseException:
+        store.close()
+        raise
+    return store, settings
+
+
+def _show(value: object) -> str:
+    if isinstance(value, tuple):
+        return repr(",".join("=".join(v) if isinstance(v, tuple) else str(v) for v in value))
+    return repr(value)
+
+
+def _discard_if_empty(store: Store) -> None:
+    """A new campaign that failed before its first batch (a backend that cannot start,
+    an engine that cannot load) is removed, so the fixed command can simply be rerun;
+    one with batches or bugs is kept, and a line says how to continue it."""
+    try:
+        empty = store.is_empty()
+    except Exception:  # noqa: BLE001 - unreadable: keep it, never lose data by guessing
+        empty = False
+    if empty:
+        store.discard()
+    else:
+        print(f"dlfuzz: campaign {store.root} kept; continue it with "
+              f"`dlfuzz run --resume {store.root}`", file=sys.stderr)
+
+
+def _run(args: argparse.Namespace, store: Store, settings: CampaignSettings) -> int:
+    console = plain_console(stderr=True)  # backend versions, paths: literal text
     live_mode = console.is_terminal and not args.quiet
     status = _Status(console, live_mode)
     root = store.root
+    campaign = Campaign(store, settings, status.update)
     try:
-        campaign = Campaign(store, settings, status.update)
         with status:
             progress = campaign.run()
-    except KeyboardInterrupt:  # a second Ctrl-C: workers are killed, the store closes below
+    except KeyboardInterrupt:  # a second Ctrl-C: workers are killed, the store closes after
         _interrupted(root)
         return 130
-    finally:
-        store.close()
-    Console().print(f"campaign {root}: {progress.cases} cases this run, "
+    plain_console().print(printable(f"campaign {root}: {progress.cases} cases this run, "
                     f"{progress.bugs_confirmed} confirmed bug(s), {progress.bugs_flaky} flaky; "
-                    f"see `dlfuzz findings {root}` and `dlfuzz report {root}`")
+                    f"see `dlfuzz findings {root}` and `dlfuzz report {root}`"))
     if progress.interrupted:
         _interrupted(root)
         return 130
@@ -191,8 +249,8 @@ class _Status:
 
 def render(p: Progress) -> Group:
     head = Table.grid(padding=(0, 2))
-    head.add_row("state", p.state + (f" (workers started in {p.startup_s:.0f} s)"
-                                     if p.startup_s else ""), "elapsed", f"{p.elapsed:.0f} / {p.budget_s:.0f} s")
+    state = p.state + (f" (workers started in {p.startup_s:.0f} s)" if p.startup_s else "")
+    head.add_row("state", state, "elapsed", f"{p.elapsed:.0f} / {p.budget_s:.0f} s")
     head.add_row("cases", f"{p.cases + p.cases_before}", "cases/s", f"{p.rate:.0f}")
     head.add_row("findings", str(p.findings), "bugs", f"{p.bugs_confirmed} confirmed, "
                  f"{p.bugs_flaky} flaky")

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import importlib
 import json
 import sys
 from collections import Counter
@@ -23,9 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
+from dlfuzz import libraries
+from dlfuzz.cli.common import literal, plain_console, printable
 from dlfuzz.engines.api import libspecs
 from dlfuzz.engines.api.libspecs import DATA_DIR
 from dlfuzz.errors import UsageError
@@ -66,7 +66,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def _console() -> Console:
     # wide when piped, so long API paths and constraints are not folded mid-word
-    return Console(width=None if sys.stdout.isatty() else 160, highlight=False)
+    # and literal: spec text (docs, constraints, paths) is never parsed as rich markup
+    return plain_console(width=None if sys.stdout.isatty() else 160)
 
 
 # ---- locating and loading ---------------------------------------------------------------
@@ -93,7 +94,11 @@ def resolve(target: str) -> Path:
 
 
 def load(path: Path) -> list[libspecs.LibSpec]:
-    return libspecs.load_file(path)
+    try:
+        return libspecs.load_file(path)
+    except UnicodeDecodeError as exc:  # a binary or Latin-1 file given as a spec file
+        raise UsageError(f"{path}: not a spec file (not UTF-8 text: {exc.reason} at byte "
+                         f"{exc.start}); give a format-2 JSON spec file") from exc
 
 
 def _find(specs: list[Any], query: str, path: Path) -> Any:
@@ -160,9 +165,8 @@ def _show_list(console: Console, path: Path, specs: list[Any]) -> None:
 def _show_one(console: Console, spec: libspecs.LibSpec) -> None:
     from dlfuzz.llm.prompts import signature_of
 
-    console.print(f"[bold]{escape(spec.api)}[/bold]  (library {escape(spec.library)}"
-                  + (f", group {escape(spec.group)}" if spec.group else "")
-                  + f", {escape(spec.source)})")
+    console.print(literal(spec.api, "bold") + literal(f"  (library {spec.library}"
+                  + (f", group {spec.group}" if spec.group else "") + f", {spec.source})"))
     console.print(f"call: {signature_of(spec)}", markup=False)
     for label, value in (("skip", spec.skip), ("notes", spec.notes)):
         if value:
@@ -221,12 +225,12 @@ def run_validate(args: argparse.Namespace) -> int:
             specs = load(path)
         except UsageError as exc:
             failed += 1
-            print(f"dlfuzz: error: {exc}", file=sys.stderr)
+            print(printable(f"dlfuzz: error: {exc}"), file=sys.stderr)
             continue
         s = summary(specs)
         by_source = ", ".join(f"{k} {v}" for k, v in s["sources"].items()) or "none"
-        print(f"ok {path}: format 2, {s['apis']} APIs, {s['skipped']} skipped, "
-              f"{s['random']} random, {s['constraints']} constraints ({by_source})")
+        print(printable(f"ok {path}: format 2, {s['apis']} APIs, {s['skipped']} skipped, "
+              f"{s['random']} random, {s['constraints']} constraints ({by_source})"))
     return 1 if failed else 0
 
 
@@ -236,7 +240,8 @@ def run_stats(args: argparse.Namespace) -> int:
     else:
         paths = [DATA_DIR / f for f in libspecs.LIBRARY_FILES.values()
                  if (DATA_DIR / f).is_file()]
-    rows, modules = [], []
+    rows: list[dict[str, Any]] = []
+    modules: list[dict[str, Any]] = []
     for path in paths:
         specs = load(path)
         library = specs[0].library if specs else path.stem
@@ -279,13 +284,16 @@ def run_stats(args: argparse.Namespace) -> int:
 # ---- extract ----------------------------------------------------------------------------
 def _extraction_main() -> Any:
     try:
-        module = importlib.import_module(EXTRACTION_MAIN)
-    except ModuleNotFoundError as exc:
-        if exc.name and EXTRACTION_MAIN.startswith(exc.name):
+        main = libraries.resolve(f"{EXTRACTION_MAIN}:main")
+    except libraries.ResolveError as exc:
+        cause = exc.__cause__
+        if isinstance(cause, ModuleNotFoundError) and cause.name \
+                and EXTRACTION_MAIN.startswith(cause.name):
             raise UsageError("spec extraction is not available in this installation "
                              f"({EXTRACTION_MAIN} is missing)") from None
-        raise
-    main = getattr(module, "main", None)
+        if not isinstance(cause, AttributeError):
+            raise (cause or exc) from None  # the import's own error, as before
+        main = None
     if not callable(main):
         from dlfuzz.errors import InternalError
 

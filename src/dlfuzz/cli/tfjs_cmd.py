@@ -9,10 +9,9 @@ from __future__ import annotations
 import argparse
 import os
 
-from rich.console import Console
-
 from dlfuzz.backends.tfjs import install
 from dlfuzz.backends.tfjs.backend import VERSION_ENV
+from dlfuzz.cli.common import plain_console, printable
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -29,7 +28,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run_install(args: argparse.Namespace) -> int:
-    console = Console()
+    console = plain_console()
     for version in args.versions or [install.DEFAULT_VERSION]:
         console.print(f"TF.js {version}: {install.ensure_installed(version)}")
     if not args.no_tools:
@@ -39,7 +38,7 @@ def run_install(args: argparse.Namespace) -> int:
 
 def run_list(args: argparse.Namespace) -> int:
     for version in install.installed_versions():
-        print(f"{version}\t{install.tfjs_dir(version)}")
+        print(printable(f"{version}\t{install.tfjs_dir(version)}"))
     return 0
 
 

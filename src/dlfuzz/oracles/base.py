@@ -9,7 +9,7 @@ from typing import Any
 
 from dlfuzz.cases import ApiCase, Finding, Outcome
 from dlfuzz.oracles.reference import Judge
-from dlfuzz.triage.signature import make_signature
+from dlfuzz.oracles.signature import make_signature
 
 Item = tuple[ApiCase, dict[str, Outcome]]
 

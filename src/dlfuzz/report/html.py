@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from dlfuzz.cases.kind import kind_named
+from dlfuzz.errors import UsageError
 from dlfuzz.store.db import BugRow, Store
 
 _CSS = """
@@ -80,6 +81,45 @@ def _bug_section(store: Store, bug: BugRow) -> str:
     return "".join(parts)
 
 
+_MARK = "<meta name='generator' content='dlfuzz report'>"
+_TITLE = "<h1>dlfuzz campaign report</h1>"
+
+
+def is_report(path: Path) -> bool:
+    """Whether ``path`` is an HTML file this module wrote (safe to overwrite)."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(4096).decode("utf-8", "replace")
+    except OSError:
+        return False
+    return _MARK in head or _TITLE in head
+
+
+def resolve_out(out: Path) -> Path:
+    """The HTML file ``--out`` asks for, or a UsageError saying why it cannot be written.
+
+    An existing folder gets ``index.html`` inside if it is empty or holds a previous
+    report (never a folder of other files: the report's name could clobber one); a path
+    whose parent is missing has its parents created when the report is written; a parent
+    that is a file is refused.
+    """
+    if out.is_dir():
+        index = out / "index.html"
+        entries = list(out.iterdir())
+        if entries and not is_report(index):
+            raise UsageError(f"--out {out}: is a folder that is not empty and holds no "
+                             "dlfuzz report; give an HTML file name, an empty or new folder, "
+                             "or the folder of a previous report")
+        return index
+    for parent in out.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise UsageError(f"--out {out}: {parent} is a file, not a folder; "
+                                 "choose another --out")
+            break
+    return out
+
+
 def write_report(store: Store, out: Path | None = None) -> Path:
     out = out or store.root / "report" / "index.html"
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -89,6 +129,7 @@ def write_report(store: Store, out: Path | None = None) -> Path:
     confirmed = [b for b in bugs if b.confirmed]
     settings = meta.get("settings", {})
     html = [f"<!doctype html><html><head><meta charset='utf-8'><title>dlfuzz report</title>"
+            f"{_MARK}"
             f"<style>{_CSS}</style></head><body><h1>dlfuzz campaign report</h1>"]
     html.append(_kv_table([
         ("directory", store.root), ("engine", settings.get("engine")),
@@ -111,5 +152,5 @@ def write_report(store: Store, out: Path | None = None) -> Path:
     html.append("</table>")
     html.extend(_bug_section(store, b) for b in bugs)
     html.append("</body></html>")
-    out.write_text("".join(html))
+    out.write_text("".join(html), encoding="utf-8", errors="backslashreplace")
     return out

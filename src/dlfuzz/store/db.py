@@ -8,6 +8,7 @@ renamed into place before its row says it exists, so a row never points to half 
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 import time
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from typing import Any
 
 from dlfuzz.errors import UsageError
 from dlfuzz.store.artifacts import BlobStore
+from dlfuzz.store.lock import CampaignLock
 
 DB_NAME = "campaign.db"
 FORMAT = "dlfuzz-campaign/1"
@@ -55,41 +57,80 @@ class Store:
         self.conn = conn
         self.blobs = BlobStore(root / "blobs")
         self.bugs_dir = root / "bugs"
+        self.lock: CampaignLock | None = None  # held by the one writer (dlfuzz run)
+        self.made: Path | None = None  # the folder create() made (None: it existed)
 
     # ---- opening --------------------------------------------------------------------
     @classmethod
     def create(cls, root: Path, meta: dict[str, Any]) -> Store:
+        """A new campaign in ``root`` (new, or an existing empty folder), locked for this
+        process. Filesystem trouble is a one-line ``UsageError`` naming the path and the
+        OS reason; whatever was made before it is removed again (``discard``)."""
         root = Path(root)
-        if (root / DB_NAME).exists():
-            raise UsageError(f"--out {root}: a campaign already exists there; "
-                             f"continue it with --resume {root} or choose another --out")
-        if root.exists() and not root.is_dir():
-            raise UsageError(f"--out {root}: exists and is not a directory")
-        if root.exists() and any(root.iterdir()):
-            raise UsageError(f"--out {root}: directory is not empty and holds no campaign; "
-                             f"choose an empty or new directory")
-        root.mkdir(parents=True, exist_ok=True)
-        store = cls._connect(root)
-        with store.conn:
-            store.conn.executescript(resources.files("dlfuzz.store").joinpath(
-                "schema.sql").read_text())
-            store._put_meta({"format": FORMAT, "created_at": time.time(), **meta})
+        try:
+            if (root / DB_NAME).exists():
+                raise UsageError(f"--out {root}: a campaign already exists there; "
+                                 f"continue it with --resume {root} or choose another --out")
+            if root.exists() and not root.is_dir():
+                raise UsageError(f"--out {root}: exists and is not a directory; "
+                                 "choose a new or empty directory")
+            if root.exists() and any(root.iterdir()):
+                raise UsageError(f"--out {root}: directory is not empty and holds no "
+                                 f"campaign; choose an empty or new directory")
+        except OSError as exc:
+            raise _fs_error("--out", root, exc) from None
+        made = _first_missing(root)
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            _remove_made(root, made)
+            raise _fs_error("--out", root, exc) from None
+        # Held: another run is creating this very campaign; its folder is left alone.
+        lock = CampaignLock(root, "--out")
+        store: Store | None = None
+        try:
+            store = cls._connect(root)
+            store.lock, store.made = lock, made
+            with store.conn:
+                store.conn.executescript(resources.files("dlfuzz.store").joinpath(
+                    "schema.sql").read_text())
+                store._put_meta({"format": FORMAT, "created_at": time.time(), **meta})
+        except (OSError, sqlite3.Error) as exc:
+            if store is not None:
+                store.discard()
+            else:
+                lock.release()
+                _remove_made(root, made)
+            raise _fs_error("--out", root, exc) from None
         return store
 
     @classmethod
-    def open(cls, root: Path, purpose: str = "DIR") -> Store:
+    def open(cls, root: Path, purpose: str = "DIR", lock: bool = False) -> Store:
+        """An existing campaign; ``lock``: as its one writer (``dlfuzz run --resume``)."""
         root = Path(root)
-        if not root.is_dir():
-            raise UsageError(f"{purpose} {root}: no such directory")
-        if not (root / DB_NAME).is_file():
-            raise UsageError(f"{purpose} {root}: not a dlfuzz campaign directory "
-                             f"(no {DB_NAME}); give the --out directory of a `dlfuzz run`")
+        try:
+            if not root.is_dir():
+                raise UsageError(f"{purpose} {root}: no such directory")
+            if not (root / DB_NAME).is_file():
+                raise UsageError(f"{purpose} {root}: not a dlfuzz campaign directory "
+                                 f"(no {DB_NAME}); give the --out directory of a `dlfuzz run`")
+        except OSError as exc:
+            raise _fs_error(purpose, root, exc) from None
+        held = CampaignLock(root, purpose) if lock else None
         try:
             store = cls._connect(root)
             fmt = store.meta().get("format")
         except sqlite3.DatabaseError as exc:
+            if held is not None:
+                held.release()
             raise UsageError(f"{purpose} {root}: {DB_NAME} is unreadable ({exc})") from exc
+        except OSError as exc:
+            if held is not None:
+                held.release()
+            raise _fs_error(purpose, root, exc) from None
+        store.lock = held
         if fmt != FORMAT:
+            store.close()
             raise UsageError(f"{purpose} {root}: campaign format {fmt!r} is not {FORMAT!r}")
         return store
 
@@ -103,6 +144,20 @@ class Store:
 
     def close(self) -> None:
         self.conn.close()
+        if self.lock is not None:
+            self.lock.release()
+            self.lock = None
+
+    def is_empty(self) -> bool:
+        """No batch and no bug recorded yet: nothing a user could want to keep."""
+        return (self.last_batch() < 0
+                and self.conn.execute("SELECT COUNT(*) FROM bugs").fetchone()[0] == 0)
+
+    def discard(self) -> None:
+        """Close and remove what ``create`` made: the folder it created (and parents it
+        created), or the contents of the empty folder it was given."""
+        self.close()
+        _remove_made(self.root, self.made)
 
     # ---- meta and counters ------------------------------------------------------------
     def _put_meta(self, values: dict[str, Any]) -> None:
@@ -220,3 +275,40 @@ def _bug(row: sqlite3.Row) -> BugRow:
     data = dict(row)
     data["details"] = json.loads(data["details"] or "{}")
     return BugRow(**data)
+
+
+def _fs_error(purpose: str, root: Path, exc: OSError | sqlite3.Error) -> UsageError:
+    """One line for a filesystem failure: the path, the OS reason and the fix."""
+    if isinstance(exc, OSError):
+        path = exc.filename or root
+        reason = exc.strerror or str(exc)
+    else:
+        path, reason = root / DB_NAME, str(exc)
+    return UsageError(f"{purpose} {root}: cannot write the campaign there ({path}: {reason}); "
+                      "choose a directory you can create and write")
+
+
+def _first_missing(root: Path) -> Path | None:
+    """The outermost folder of ``root`` (itself included) that does not exist yet."""
+    missing = None
+    for folder in (root, *root.parents):
+        if folder.exists():
+            break
+        missing = folder
+    return missing
+
+
+def _remove_made(root: Path, made: Path | None) -> None:
+    """Undo a failed or abandoned create: remove the folders it made, or empty the folder
+    that was empty before. Best effort: an error here must not hide the first one."""
+    try:
+        if made is not None:
+            shutil.rmtree(made, ignore_errors=True)
+        elif root.is_dir():
+            for child in root.iterdir():
+                if child.is_dir() and not child.is_symlink():
+                    shutil.rmtree(child, ignore_errors=True)
+                else:
+                    child.unlink(missing_ok=True)
+    except OSError:
+        pass

@@ -12,7 +12,7 @@ parameter's structure, legal range and enum values, plus the inter-parameter con
   for bools, one class per option for enums.
 
 The data are offline-extracted, hand-editable files under ``data/`` (written by
-``knowledge_extract``): ``<lib>.json`` in the API engine's format 2 (``LibSpec``; the
+``dlfuzz.specgen.program_knowledge``): ``<lib>.json`` in the API engine's format 2 (``LibSpec``; the
 ``range`` of a parameter is the finite range random generation draws from) and
 ``<lib>_context.json`` with what format 2 has no key for: the true legal interval of each
 parameter (``"[1, inf)"``, ``"(0, inf)"``, ``"[0, 1]"``), the constructor parameters that
@@ -108,7 +108,7 @@ def _contexts(library: str) -> dict[str, dict[str, Any]]:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
         raise UsageError(f"{path}: cannot read the context file ({exc}); regenerate it with "
-                         f"python -m dlfuzz.engines.program.knowledge_extract {library}") from exc
+                         f"python -m dlfuzz.specgen.program_knowledge {library}") from exc
     apis = raw.get("apis") if isinstance(raw, dict) else None
     if not isinstance(apis, dict):
         raise UsageError(f"{path}: key 'apis' must map API paths to context objects")

@@ -25,7 +25,7 @@ roulette over a functional similarity of two APIs A1 (the original, the referenc
   the paper. Two empty lists have WCR 1; an empty reference against a non-empty candidate
   has WCR 0. WCR is not symmetric, so neither is tau.
 
-Embeddings are computed once, offline (``knowledge_extract --similarity`` or
+Embeddings are computed once, offline (``python -m dlfuzz.specgen.program_knowledge --similarity`` or
 ``python -m dlfuzz.engines.program.similarity <lib>``), and each API's top-k (k = 15)
 candidates with tau rounded to 4 digits ship as ``data/<lib>_similarity.json``: a
 campaign reads that table and never loads the model.

@@ -1,13 +1,13 @@
 """Offline extractor of the program engine's knowledge base (MoCo §III-C, without an LLM).
 
-``python -m dlfuzz.engines.program.knowledge_extract torch|keras [--similarity]
+``python -m dlfuzz.specgen.program_knowledge torch|keras [--similarity]
 [--calibrate N]`` imports the library in-process and, for every layer class of
 ``torch.nn`` / ``keras.layers`` (containers, losses, wrappers and aliases left out), reads
 the constructor's signature (names, defaults, annotations, positional-only) and its
 docstring (``docstrings.param_docs`` + ``hints``: structures, enum values, ranges,
 defaults), the ``__init__`` checks (``validation.constraints_from_source``) and the
 relational doc sentences (``docstrings.constraints_from_doc``), then merges the hand table
-``data/hand_rules.json`` (what neither says: legal intervals, sampling ranges, enum lists,
+``engines/program/data/hand_rules.json`` (what neither says: legal intervals, sampling ranges, enum lists,
 inter-parameter constraints). It writes ``data/<lib>.json`` (format 2, ``libspecs.dump``)
 and ``data/<lib>_context.json`` (see ``knowledge``'s module doc and ``knowledge_context``).
 
@@ -136,7 +136,11 @@ def _hand_rule(hand: dict[str, Any], cls_name: str, pname: str) -> tuple[dict[st
     return rule, how
 
 
-def _signature_params(cls: type) -> list[tuple[str, Any, str]]:
+_KIND_WORDS: dict[object, str] = {inspect.Parameter.POSITIONAL_ONLY: "positional",
+                                   inspect.Parameter.KEYWORD_ONLY: "keyword"}
+
+
+def _signature_params(cls: type[Any]) -> list[tuple[str, Any, str]]:
     """(name, default or inspect._empty, kind) of the constructor; docstring names when the
     signature is only ``*args, **kwargs`` (torch's RNNs)."""
     try:
@@ -147,7 +151,7 @@ def _signature_params(cls: type) -> list[tuple[str, Any, str]]:
     for p in list(sig.parameters.values())[1:]:
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             continue
-        kind = {p.POSITIONAL_ONLY: "positional", p.KEYWORD_ONLY: "keyword"}.get(p.kind, "either")
+        kind = _KIND_WORDS.get(p.kind, "either")
         out.append((p.name, p.default, kind))
     if not out:
         out = [(n, inspect.Parameter.empty, "keyword") for n in param_docs(cls.__doc__ or "")]
@@ -230,7 +234,7 @@ def build_spec(library: str, api: str, cls: type, hand: dict[str, Any],
     return spec, legal_map
 
 
-def _constraints(cls: type, cls_name: str, hand: dict[str, Any], names: frozenset[str],
+def _constraints(cls: type[Any], cls_name: str, hand: dict[str, Any], names: frozenset[str],
                  stats: dict[str, int]) -> tuple[Constraint, ...]:
     from dlfuzz.specgen.validation import constraints_from_source
 
@@ -475,7 +479,7 @@ def extract(library: str, calibrate_n: int = 20) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m dlfuzz.engines.program.knowledge_extract")
+    parser = argparse.ArgumentParser(prog="python -m dlfuzz.specgen.program_knowledge")
     parser.add_argument("library", choices=sorted(kb.FILES))
     parser.add_argument("--calibrate", type=int, default=20, metavar="N",
                         help="constructions per API for the calibration (0: none)")
