@@ -4,6 +4,17 @@ Batches are the unit of progress: a batch is proposed, run on every backend, jud
 triaged and then recorded in one transaction. The engine is re-seeded from (seed, batch
 index), so a campaign resumed after a kill continues with the next batch; cases of the
 batch in flight are lost, confirmed bugs never are (each is stored when confirmed).
+
+Stopping (Ctrl-C, SIGTERM, the budget) does not wait for the batch: the pool's
+``StopSignal`` ends every wait for a worker within a fraction of a second. A batch cut
+while its cases run is not recorded (a resumed campaign runs that batch index again); a
+batch cut during triage has been judged, so it is recorded and the resumed campaign goes
+on with the next one. Triage cut half-way keeps what it stored: a confirmed bug is stored
+before its folder is written and reduced, and ``_repair_folders`` completes a missing
+folder on resume. A second Ctrl-C kills the workers at once.
+
+The budget counts fuzzing time: it starts when the workers are ready (their start-up,
+seconds per library, is shown and not charged), so ``--budget 5s`` fuzzes for 5 s.
 """
 
 from __future__ import annotations
@@ -21,7 +32,7 @@ from dlfuzz.backends.base import Backend, load_backend_class
 from dlfuzz.cases import ApiCase, Finding, Outcome
 from dlfuzz.engines.base import Engine
 from dlfuzz.errors import UsageError
-from dlfuzz.executor.pool import Pool, WorkerConfig
+from dlfuzz.executor.pool import Cancelled, Pool, WorkerConfig
 from dlfuzz.oracles.base import Oracle, OracleContext
 from dlfuzz.oracles.reference import REFERENCE_PREFERENCE, Judge
 from dlfuzz.settings import CampaignSettings, engine_class
@@ -45,6 +56,8 @@ class Progress:
     stats: Counter[str] = field(default_factory=Counter)
     backends: dict[str, dict[str, Any]] = field(default_factory=dict)
     state: str = "starting"
+    startup_s: float = 0.0  # how long the workers took to start (not charged to the budget)
+    interrupted: bool = False  # stopped by Ctrl-C/SIGTERM rather than by the budget
 
     @property
     def elapsed(self) -> float:
@@ -127,6 +140,7 @@ class Campaign:
         self.engine.keep_programs(store.root / "programs")  # generated programs, as .py files
         self.progress = Progress(budget_s=settings.budget_s)
         self._stop = False
+        self._signals = 0
 
     # ---- the pieces the oracles and triage call back into ------------------------------
     def _runner(self, cases: Sequence[ApiCase], only: Sequence[str]
@@ -167,9 +181,18 @@ class Campaign:
 
     # ---- running ----------------------------------------------------------------------
     def start(self) -> dict[str, str]:
-        self.progress.state = "starting workers"
-        self.on_progress(self.progress)
-        versions = self.pool.start()
+        p = self.progress
+        n = len(self.configs)
+        p.state = f"starting workers (0/{n})"
+        self.on_progress(p)
+        t0 = time.time()
+
+        def ready(name: str, done: int, total: int, version: str | None, reason: str) -> None:
+            p.state = f"starting workers ({done}/{total})"
+            self.on_progress(p)
+
+        versions = self.pool.start(ready)
+        p.startup_s = time.time() - t0
         if self.pool.unavailable:
             self.pool.close()
             reasons = "; ".join(f"{b}: {r}" for b, r in self.pool.unavailable.items())
@@ -196,14 +219,23 @@ class Campaign:
         self._refresh_bug_counts()
         self._install_signal_handlers()
         try:
-            self.start()
-            self._repair_folders()
-            batch = self.store.last_batch() + 1
-            p.state = "fuzzing"
-            while not self._stop and not self._spent():
-                self._run_batch(batch)
-                batch += 1
-            p.state = "done"
+            try:
+                self.start()
+                # The budget counts from here: start-up is shown, not charged.
+                p.started = time.time()
+                self.pool.stop.set_deadline(
+                    time.monotonic() + max(0.0, self.settings.budget_s - p.elapsed_before))
+                self._repair_folders()
+                batch = self.store.last_batch() + 1
+                p.state = "fuzzing"
+                self.on_progress(p)
+                while not self._stop and not self._spent():
+                    self.pool.stop.check()
+                    self._run_batch(batch)
+                    batch += 1
+            except Cancelled:
+                pass  # the batch in flight is cut (see the module docstring)
+            p.state = "interrupted" if p.interrupted else "done"
         finally:
             self.pool.close()
         self.on_progress(p)
@@ -224,15 +256,19 @@ class Campaign:
         found = self.judge_cases(items)
         before = Counter(self.ctx.stats)
         n_findings = 0
+        cut: Cancelled | None = None
         for (case, outcomes), fs in zip(items, found, strict=True):
             self.engine.feedback(case, outcomes, fs)
             seen: set[str] = set()
             for f in fs:
                 n_findings += 1
-                if f.signature in seen:
+                if f.signature in seen or cut is not None:
                     continue
                 seen.add(f.signature)
-                self.triage.handle(f, case)
+                try:
+                    self.triage.handle(f, case)
+                except Cancelled as exc:  # judged: the batch is recorded, triage is cut
+                    cut = exc
         p = self.progress
         p.cases += len(cases)
         p.batches += 1
@@ -253,6 +289,8 @@ class Campaign:
         self.store.finish_batch(idx, len(cases), n_findings, time.time() - t0, counters, health)
         self._refresh_bug_counts()
         self.on_progress(p)
+        if cut is not None:
+            raise cut
 
     def _refresh_bug_counts(self) -> None:
         bugs = self.store.bugs()
@@ -274,8 +312,17 @@ class Campaign:
 
     def _install_signal_handlers(self) -> None:
         def stop(signum: int, frame: Any) -> None:
+            # First signal: cut the batch in flight (within about a second). Second: kill
+            # the workers now and unwind (the store's transactions roll back cleanly).
+            self._signals += 1
             self._stop = True
-            self.progress.state = "stopping after this batch"
+            self.progress.interrupted = True
+            if self._signals == 1:
+                self.progress.state = "stopping"
+                self.pool.stop.set("interrupted")
+                return
+            self.pool.kill()
+            raise KeyboardInterrupt
         for sig in (signal.SIGINT, signal.SIGTERM):
             try:
                 signal.signal(sig, stop)

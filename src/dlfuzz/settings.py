@@ -93,8 +93,12 @@ PROFILES: dict[str, dict[str, Any]] = {
 
 def engine_class(name: str) -> type[Engine]:
     """The engine class registered as ``name`` (a ``UsageError`` names unknown ones)."""
-    cls: type[Engine] = registry.load("engine", name)
-    return cls
+    cls = registry.load("engine", name)
+    if not (isinstance(cls, type) and issubclass(cls, Engine)):
+        raise UsageError(f"engine {name!r}: {cls!r} is not an Engine; derive it from "
+                         "dlfuzz.engines.base.Engine (its hooks have working defaults)")
+    engine: type[Engine] = cls
+    return engine
 
 
 def option_owner(key: str) -> str | None:

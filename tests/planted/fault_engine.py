@@ -11,12 +11,13 @@ from __future__ import annotations
 import numpy as np
 
 from dlfuzz.cases import ApiCase, Call, Ref, Tensor
+from dlfuzz.engines.base import Engine
 
 FAULTS = ("segfault", "abort", "sigfpe", "hang_sleep", "allocate_50gb", "exit7",
           "flood_stdout")
 
 
-class FaultEngine:
+class FaultEngine(Engine):
     name = "faults"
 
     def __init__(self, seed: int = 0, libraries=("numpy", "torch", "jax"), apis=None) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from dlfuzz.cases import ApiCase, Call, Ref, Tensor
+from dlfuzz.engines.base import Engine
 
 OPS = {  # tfjs target -> (numpy target, jax target)
     "tf.add": ("numpy.add", "jax.numpy.add"),
@@ -20,7 +21,7 @@ OPS = {  # tfjs target -> (numpy target, jax target)
 }
 
 
-class TfjsEngine:
+class TfjsEngine(Engine):
     name = "planted-tfjs"
 
     def __init__(self, seed: int = 0, libraries=("tfjs", "numpy", "jax"), apis=None) -> None:

@@ -204,7 +204,7 @@ class FakePool:
     def __exit__(self, *exc: object) -> None:
         return None
 
-    def start(self) -> dict[str, str]:
+    def start(self, on_ready: object = None) -> dict[str, str]:
         return {n: "1.0 [dim]" for n in self.names[:1]}
 
 
@@ -215,7 +215,7 @@ class FakeCampaign:
         self.store = store
 
     def run(self) -> Any:
-        return SimpleNamespace(cases=0, bugs_confirmed=0, bugs_flaky=0)
+        return SimpleNamespace(cases=0, bugs_confirmed=0, bugs_flaky=0, interrupted=False)
 
 
 def invoke(argv: list[str]) -> tuple[int, str, str]:

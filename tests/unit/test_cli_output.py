@@ -86,7 +86,7 @@ def test_backends_prints_reasons_literally(capsys, monkeypatch):
         def __exit__(self, *exc):
             return None
 
-        def start(self):
+        def start(self, on_ready=None):
             return {}
 
     monkeypatch.setattr(backends_cmd, "Pool", FakePool)

@@ -117,3 +117,11 @@ def test_campaign_calls_hooks_directly():
             assert "engine" not in target and "oracle" not in target, \
                 f"campaign.py line {node.lineno}: {ast.unparse(node)}"
     assert "settings_keys" not in source
+
+
+def test_a_plugin_engine_that_is_no_engine_gets_a_clear_error() -> None:
+    from dlfuzz.errors import UsageError
+    from dlfuzz.settings import engine_class
+
+    with pytest.raises(UsageError, match="derive it from dlfuzz.engines.base.Engine"):
+        engine_class("collections:OrderedDict")

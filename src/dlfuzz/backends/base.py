@@ -96,11 +96,17 @@ class Backend:
         fn: Callable[..., Any] = resolve(target)
         return fn
 
-    def run(self, case: ApiCase) -> tuple[np.ndarray, ...]:
-        if case.kind == "graph":
-            return self.run_graph(case)  # type: ignore[arg-type]
-        if case.kind == "program":
-            return self.run_program(case)
+    def run(self, case: Any) -> tuple[np.ndarray, ...]:
+        """Run one case: ``run_<kind>`` for its case kind (``run_api``, ``run_graph``,
+        ``run_program``), so a new kind of case needs a method, not a branch here."""
+        runner = getattr(self, f"run_{case.kind}", None)
+        if runner is None:
+            raise StageError("prepare") from NotImplementedError(
+                f"backend {self.name} runs no {case.kind!r} cases")
+        result: tuple[np.ndarray, ...] = runner(case)
+        return result
+
+    def run_api(self, case: ApiCase) -> tuple[np.ndarray, ...]:
         call = case.call_for(self.library)
         if call is None:
             raise StageError("prepare") from NotImplementedError(

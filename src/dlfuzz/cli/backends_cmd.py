@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from rich.table import Table
 
@@ -31,8 +32,12 @@ def run(args: argparse.Namespace) -> int:
         if name not in names:
             raise UsageError(f"--python {name}=...: unknown backend {name!r}")
     configs = [WorkerConfig(n, python=pythons.get(n) or WorkerConfig.python) for n in names]
+    # Each worker imports its library (seconds each, a minute for all): say what is done
+    # as it happens, on stderr, so the table on stdout stays clean for pipes.
+    print(f"probing {len(configs)} backends (each imports its library in a worker) ...",
+          file=sys.stderr, flush=True)
     with Pool(configs) as pool:
-        versions = pool.start()
+        versions = pool.start(_probed)
         unavailable = dict(pool.unavailable)
     table = Table(title="dlfuzz backends")
     for col in ("backend", "library", "mode", "status", "version / reason"):
@@ -52,3 +57,8 @@ def run(args: argparse.Namespace) -> int:
         plain_console(stderr=True).print(f"required backend(s) unavailable: {', '.join(missing)}")
         return 1
     return 0
+
+
+def _probed(name: str, done: int, total: int, version: str | None, reason: str) -> None:
+    state = f"available, {version}" if version is not None else "unavailable"
+    print(f"  ({done}/{total}) {name}: {state}", file=sys.stderr, flush=True)

@@ -7,6 +7,7 @@ import sys
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console, Group
 from rich.live import Live
@@ -24,8 +25,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="run a fuzzing campaign")
     p.add_argument("--engine", help=f"engine: {', '.join(registry.names('engine'))}")
     p.add_argument("--backends", help="comma-separated backends (see `dlfuzz backends`)")
-    p.add_argument("--budget", help="wall-clock budget, e.g. 60s, 10m, 2h "
-                                    "(with --resume: additional time)")
+    p.add_argument("--budget", help="fuzzing time, e.g. 60s, 10m, 2h, counted from when the "
+                                    "workers are ready (with --resume: additional time)")
     p.add_argument("--seed", type=int)
     p.add_argument("--out", type=Path, help="new campaign directory")
     p.add_argument("--resume", type=Path, help="continue the campaign in this directory")
@@ -190,14 +191,27 @@ def _run(args: argparse.Namespace, store: Store, settings: CampaignSettings) -> 
     console = plain_console(stderr=True)  # backend versions, paths: literal text
     live_mode = console.is_terminal and not args.quiet
     status = _Status(console, live_mode)
-    campaign = Campaign(store, settings, status.update)
-    with status:
-        progress = campaign.run()
     root = store.root
+    campaign = Campaign(store, settings, status.update)
+    try:
+        with status:
+            progress = campaign.run()
+    except KeyboardInterrupt:  # a second Ctrl-C: workers are killed, the store closes after
+        _interrupted(root)
+        return 130
     plain_console().print(printable(f"campaign {root}: {progress.cases} cases this run, "
                     f"{progress.bugs_confirmed} confirmed bug(s), {progress.bugs_flaky} flaky; "
                     f"see `dlfuzz findings {root}` and `dlfuzz report {root}`"))
+    if progress.interrupted:
+        _interrupted(root)
+        return 130
     return 0
+
+
+def _interrupted(root: Path) -> None:
+    """The resume hint, on stderr whether or not it is a terminal (logs, CI, pipes)."""
+    print(f"interrupted — resume with `dlfuzz run --resume {root}`", file=sys.stderr,
+          flush=True)
 
 
 class _Status:
@@ -207,21 +221,28 @@ class _Status:
         self.console = console
         self.live = Live(console=console, refresh_per_second=4) if live else None
         self.last_line = 0.0
+        self.last_state = ""
 
     def __enter__(self) -> _Status:
         if self.live:
             self.live.__enter__()
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, *exc: Any) -> None:
         if self.live:
             self.live.__exit__(*exc)
 
     def update(self, p: Progress) -> None:
         if self.live:
             self.live.update(render(p))
-        elif time.time() - self.last_line > 30 or p.state == "done":
-            self.last_line = time.time()
+        elif time.time() - self.last_line > 30 or p.state != self.last_state:
+            self.last_line, self.last_state = time.time(), p.state
+            if p.state.startswith("starting workers"):
+                print(f"[dlfuzz] {p.state}", file=sys.stderr, flush=True)
+                return
+            if p.state == "fuzzing" and p.batches == 0 and p.startup_s:
+                print(f"[dlfuzz] workers ready in {p.startup_s:.1f} s; the budget counts "
+                      "from now", file=sys.stderr, flush=True)
             print(f"[dlfuzz] {p.state}: {p.elapsed:.0f}/{p.budget_s:.0f}s, {p.cases} cases "
                   f"({p.rate:.0f}/s), {p.findings} findings, {p.bugs_confirmed} bugs "
                   f"confirmed, {p.bugs_flaky} flaky", file=sys.stderr, flush=True)
@@ -229,7 +250,8 @@ class _Status:
 
 def render(p: Progress) -> Group:
     head = Table.grid(padding=(0, 2))
-    head.add_row("state", p.state, "elapsed", f"{p.elapsed:.0f} / {p.budget_s:.0f} s")
+    state = p.state + (f" (workers started in {p.startup_s:.0f} s)" if p.startup_s else "")
+    head.add_row("state", state, "elapsed", f"{p.elapsed:.0f} / {p.budget_s:.0f} s")
     head.add_row("cases", f"{p.cases + p.cases_before}", "cases/s", f"{p.rate:.0f}")
     head.add_row("findings", str(p.findings), "bugs", f"{p.bugs_confirmed} confirmed, "
                  f"{p.bugs_flaky} flaky")

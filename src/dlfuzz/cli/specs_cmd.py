@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import importlib
 import json
 import sys
 from collections import Counter
@@ -25,6 +24,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from dlfuzz import libraries
 from dlfuzz.cli.common import literal, plain_console, printable
 from dlfuzz.engines.api import libspecs
 from dlfuzz.engines.api.libspecs import DATA_DIR
@@ -240,7 +240,8 @@ def run_stats(args: argparse.Namespace) -> int:
     else:
         paths = [DATA_DIR / f for f in libspecs.LIBRARY_FILES.values()
                  if (DATA_DIR / f).is_file()]
-    rows, modules = [], []
+    rows: list[dict[str, Any]] = []
+    modules: list[dict[str, Any]] = []
     for path in paths:
         specs = load(path)
         library = specs[0].library if specs else path.stem
@@ -283,13 +284,16 @@ def run_stats(args: argparse.Namespace) -> int:
 # ---- extract ----------------------------------------------------------------------------
 def _extraction_main() -> Any:
     try:
-        module = importlib.import_module(EXTRACTION_MAIN)
-    except ModuleNotFoundError as exc:
-        if exc.name and EXTRACTION_MAIN.startswith(exc.name):
+        main = libraries.resolve(f"{EXTRACTION_MAIN}:main")
+    except libraries.ResolveError as exc:
+        cause = exc.__cause__
+        if isinstance(cause, ModuleNotFoundError) and cause.name \
+                and EXTRACTION_MAIN.startswith(cause.name):
             raise UsageError("spec extraction is not available in this installation "
                              f"({EXTRACTION_MAIN} is missing)") from None
-        raise
-    main = getattr(module, "main", None)
+        if not isinstance(cause, AttributeError):
+            raise (cause or exc) from None  # the import's own error, as before
+        main = None
     if not callable(main):
         from dlfuzz.errors import InternalError
 

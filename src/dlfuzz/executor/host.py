@@ -22,6 +22,7 @@ from dlfuzz.backends.base import Backend, load_backend_class
 from dlfuzz.cases import Outcome
 from dlfuzz.errors import DlfuzzError, InternalError
 from dlfuzz.executor import protocol
+from dlfuzz.executor.cancel import POLL_S, StopSignal
 from dlfuzz.executor.process import LogDrain, WorkerProcess, describe_exit
 from dlfuzz.executor.protocol import encode_cases
 
@@ -116,8 +117,11 @@ def _tag(event: str, message: Any) -> str:
 class Worker:
     """One backend's worker process, restarted whenever it dies or hangs."""
 
-    def __init__(self, config: WorkerConfig) -> None:
+    def __init__(self, config: WorkerConfig, stop: StopSignal | None = None) -> None:
         self.config = config
+        # Checked between short waits for results: a stop (Ctrl-C, budget) raises
+        # ``Cancelled`` out of ``start``/``run`` within ``POLL_S``, killing the worker.
+        self.stop_signal = stop
         self.backend_class = _host_backend_class(config.target)
         self.info: dict[str, Any] = {}  # what the worker said about itself when ready
         self.stats = WorkerStats()
@@ -185,7 +189,11 @@ class Worker:
         self._log = self._proc.drain
         self._ever_started = True
         self._since_start = 0
-        event, message = self._next_message(time.monotonic() + cfg.start_timeout_s)
+        try:
+            event, message = self._next_message(time.monotonic() + cfg.start_timeout_s)
+        except BaseException:  # Cancelled (a stop during start-up), or a dlfuzz bug
+            self.stop()
+            raise
         if _tag(event, message) == "ready":
             self.stats.version = str(message[1])
             self.info = dict(message[2]) if len(message) > 2 else {}
@@ -236,6 +244,15 @@ class Worker:
         proc, self._proc = self._proc, None
         if proc is not None:
             proc.close(_DRAIN_GRACE_S)
+
+    def kill(self) -> None:
+        """SIGKILL the worker's process group now, without waiting (a second Ctrl-C).
+
+        Safe from a signal handler; ``stop``/``close`` still reap it afterwards.
+        """
+        proc = self._proc
+        if proc is not None:
+            proc.kill_group()
 
     def close(self) -> None:
         """``stop`` for good: also removes the scratch directory this Worker created."""
@@ -297,7 +314,13 @@ class Worker:
                 limit = max(deadline, partial_since + grace)
             # Past the limit this still polls once: a result may be waiting unread in the
             # pipe (the host paused), and it counts if the worker wrote it in time.
-            event = proc.wait_event(max(0.0, limit - now))
+            wait = max(0.0, limit - now)
+            if self.stop_signal is not None:
+                self.stop_signal.check()
+                wait = min(wait, POLL_S)
+            event = proc.wait_event(wait)
+            if event == "timeout" and time.monotonic() < limit:
+                continue  # a slice of the wait ended, not the wait: check for a stop again
             if event == "timeout":
                 if reader.partial:
                     return ("exited" if proc.exited() else "stalled"), None

@@ -15,11 +15,12 @@ Process-level details (death detection, group kill, log drain) live in ``process
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import replace
 from typing import Any
 
 from dlfuzz.cases import Outcome
+from dlfuzz.executor.cancel import Cancelled, StopSignal
 from dlfuzz.executor.host import (
     BackendUnavailable,
     Worker,
@@ -28,7 +29,8 @@ from dlfuzz.executor.host import (
 )
 from dlfuzz.executor.protocol import encode_cases
 
-__all__ = ["BackendUnavailable", "Pool", "Worker", "WorkerConfig", "WorkerStats"]
+__all__ = ["BackendUnavailable", "Cancelled", "Pool", "StopSignal", "Worker", "WorkerConfig",
+           "WorkerStats"]
 
 
 class Pool:
@@ -38,15 +40,24 @@ class Pool:
         self.configs = {c.backend: c for c in configs}
         self.workers: dict[str, Worker] = {}
         self.unavailable: dict[str, str] = {}
+        # Set by the campaign (Ctrl-C, SIGTERM, budget deadline): every wait for a worker
+        # then ends within ``cancel.POLL_S`` with ``Cancelled``.
+        self.stop = StopSignal()
         self._executor = ThreadPoolExecutor(max_workers=max(1, len(configs)))
 
-    def start(self) -> dict[str, str]:
-        """Start every worker in parallel; returns backend -> version of those that started."""
+    def start(self, on_ready: Callable[[str, int, int, str | None, str], None] | None = None
+              ) -> dict[str, str]:
+        """Start every worker in parallel; returns backend -> version of those that started.
+
+        ``on_ready(backend, done, total, version, reason)`` is called in this thread as each
+        worker is ready (version) or found unavailable (None and the reason): importing a
+        library takes seconds, and whoever waits should see it advance.
+        """
         for cfg in self.configs.values():
             cfg.target  # noqa: B018 - an unknown name is a UsageError before anything starts
 
         def start_one(cfg: WorkerConfig) -> tuple[Worker, str | None, str]:
-            worker = Worker(cfg)
+            worker = Worker(cfg, self.stop)
             try:
                 return worker, worker.start(), ""
             except BackendUnavailable as exc:
@@ -57,9 +68,10 @@ class Pool:
 
         versions: dict[str, str] = {}
         error: BaseException | None = None
-        futures = [(name, self._executor.submit(start_one, cfg))
-                   for name, cfg in self.configs.items()]
-        for name, future in futures:  # collect all: a started worker must not be lost
+        futures = {self._executor.submit(start_one, cfg): name
+                   for name, cfg in self.configs.items()}
+        for done, future in enumerate(as_completed(futures), 1):
+            name = futures[future]  # collect all: a started worker must not be lost
             try:
                 worker, version, reason = future.result()
             except BaseException as exc:  # noqa: BLE001 - re-raised below
@@ -70,6 +82,11 @@ class Pool:
             else:
                 self.workers[name] = worker
                 versions[name] = version
+            if on_ready is not None and error is None:
+                on_ready(name, done, len(futures), version, reason)
+        # Report in the configured order, whatever order the workers became ready in.
+        self.workers = {n: self.workers[n] for n in self.configs if n in self.workers}
+        versions = {n: versions[n] for n in self.configs if n in versions}
         if error is not None:
             raise error
         return versions
@@ -125,7 +142,7 @@ class Pool:
         out: dict[str, Outcome] = {}
         for name in backends:
             cfg = self.configs[name]
-            worker = Worker(replace(cfg, restart_every=0))
+            worker = Worker(replace(cfg, restart_every=0), self.stop)
             try:
                 worker.start()
                 out[name] = worker.run([case])[0]
@@ -135,6 +152,12 @@ class Pool:
 
     def stats(self) -> dict[str, WorkerStats]:
         return {name: w.stats for name, w in self.workers.items()}
+
+    def kill(self) -> None:
+        """SIGKILL every worker now, without waiting (safe from a signal handler)."""
+        self.stop.set("killed")
+        for worker in list(self.workers.values()):
+            worker.kill()
 
     def close(self) -> None:
         for worker in self.workers.values():

@@ -214,7 +214,9 @@ def main(argv: list[str] | None = None) -> None:
         info = {"pid": os.getpid(), "name": backend.name, "library": backend.library,
                 "case_timeout_factor": backend.case_timeout_factor,
                 "executable": sys.executable}
-        protocol.send(args.fd_out, ("ready", backend.version(), info))
+        # A plain str: torch's version is a ``TorchVersion``, and unpickling it would import
+        # torch into the host (seconds to import, ~2 s more to tear down at exit).
+        protocol.send(args.fd_out, ("ready", str(backend.version()), info))
     except BaseException as exc:  # noqa: BLE001 - report any start failure to the host
         text = "".join(traceback.format_exception(exc))
         try:

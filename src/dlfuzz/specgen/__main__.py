@@ -13,24 +13,11 @@ import argparse
 import collections
 import importlib
 import sys
-from importlib import metadata
 from pathlib import Path
 
 from dlfuzz.engines.api.libspecs import DATA_DIR, LIBRARY_FILES, LibSpec, dump, load_file
 from dlfuzz.errors import DlfuzzError, UsageError
-
-DISTRIBUTIONS = {"torch": ("torch",), "tf": ("tensorflow",), "jax": ("jax", "jaxlib"),
-                 "tfjs": ()}  # tfjs is an npm package: its extractor says the version
-
-
-def versions(library: str) -> dict[str, str]:
-    out = {}
-    for dist in DISTRIBUTIONS[library]:
-        try:
-            out[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            continue
-    return out
+from dlfuzz.libraries import versions
 
 
 def summary(specs: list[LibSpec]) -> str:
@@ -94,7 +81,7 @@ def _run(args: argparse.Namespace) -> int:
         old = load_file(out)
         merged = [fresh.pop(s.api, s) for s in old] + list(fresh.values())
         specs = merged
-    dump(args.library, specs, out,
+    dump(args.library, specs, out,  # an extractor's own versions() first (tfjs: npm)
          getattr(module, "versions", lambda: versions(args.library))())
     load_file(out)  # what was written must load back
     print(f"wrote {out}")

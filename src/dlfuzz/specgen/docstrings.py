@@ -380,12 +380,12 @@ def _bounds(text: str, integer: bool) -> tuple[float, float] | None:
             lo = max(lo, v if eq else (v + 1 if integer else v))
         else:
             hi = min(hi, v if eq else (v - 1 if integer else v))
-    m = re.search(r"\bbetween\s+`?(" + _NUM + r")`?\s+and\s+`?(" + _NUM + r")`?", low)
-    if not m:
-        m = re.search(r"\b(?:in|within)\s+(?:the\s+)?(?:range|interval)?\s*(?:of\s+)?`?[\[(]"
+    between = re.search(r"\bbetween\s+`?(" + _NUM + r")`?\s+and\s+`?(" + _NUM + r")`?", low)
+    if not between:
+        between = re.search(r"\b(?:in|within)\s+(?:the\s+)?(?:range|interval)?\s*(?:of\s+)?`?[\[(]"
                       r"\s*(" + _NUM + r")\s*,\s*(" + _NUM + r")\s*[\])]", low)
-    if m:
-        lo, hi = max(lo, float(m.group(1))), min(hi, float(m.group(2)))
+    if between:
+        lo, hi = max(lo, float(between.group(1))), min(hi, float(between.group(2)))
     if re.search(r"\bnon-?negative\b", low):
         lo = max(lo, 0.0)
     for m in re.finditer(r"\b(?:strictly\s+)?positive\b(?![- ](?:semi-?)?definite)", low):
@@ -397,7 +397,7 @@ def _bounds(text: str, integer: bool) -> tuple[float, float] | None:
     if lo == -INF and hi == INF or lo > hi:
         return None
     if integer:
-        return (int(lo) if lo != -INF else lo, int(hi) if hi != INF else hi)  # type: ignore[return-value]
+        return (int(lo) if lo != -INF else lo, int(hi) if hi != INF else hi)
     return lo, hi
 
 
@@ -467,7 +467,7 @@ def hints(text: str, open_bounds: bool = False) -> dict[str, Any]:
                 and not isinstance(default, bool):
             default = float(default)
         out["default"] = default
-    dtypes = _dtypes(text)
+    dtypes = _dtypes(text) or ()
     if dtypes:
         out["dtypes"] = dtypes
         if not structures:
@@ -525,6 +525,7 @@ def constraints_from_doc(doc: str | None, params: list[str] | tuple[str, ...]
 
     names = frozenset(params)
     out: list[str] = []
+    m: re.Match[str] | None
     for p, text in param_docs(doc).items():
         if p not in names:
             continue

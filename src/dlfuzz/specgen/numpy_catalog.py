@@ -25,6 +25,11 @@ def seed(name: str, group: str, shapes: str = "any", params: list[dict] | None =
             "unsupported": unsupported or {}, "bindings": bindings}
 
 
+def each(args: list[str], libs: tuple[str, ...]) -> dict[str, Any]:
+    """The same ``{"args": args}`` binding for each of ``libs`` (a fresh dict apiece)."""
+    return {lib: {"args": list(args)} for lib in libs}
+
+
 NO_XLA = "tf.function(jit_compile=True) has no XLA kernel for this op"
 
 
@@ -306,8 +311,7 @@ def _indexing() -> list[Seed]:
              torch="torch.take_along_dim"),
         seed("where", "indexing", "broadcast", [T("condition", role="bool"), T("x"), T("y")]),
         seed("clip", "indexing", "clip", [T("a"), R("a_min", "int"), R("a_max", "int")],
-             **{lib: {"args": ["a", "a_min", "a_max"]} for lib in ("numpy", "jax", "tf",
-                                                                    "torch")},
+             **each(["a", "a_min", "a_max"], ("numpy", "jax", "tf", "torch")),
              notes="scalar bounds with a_min <= a_max: for a_min > a_max numpy and tnp "
                    "disagree by design"),
         seed("sort", "sorting", params=[T("a", rank=[1, 5]),
@@ -381,33 +385,28 @@ def _creation() -> list[Seed]:
         seed("ones", "creation", "none", [shp, DT], numpy={"args": ["shape"]},
              jax={"args": ["shape"]}, tf={"args": ["shape"]}, torch={"args": ["shape"]}),
         seed("full", "creation", "none", [shp, fill, DT],
-             **{lib: {"args": ["shape", "fill_value"]} for lib in ("numpy", "jax", "tf",
-                                                                     "torch")}),
+             **each(["shape", "fill_value"], ("numpy", "jax", "tf", "torch"))),
         seed("eye", "creation", "none", [I("N", 0, 6, optional=False), I("M", 1, 6), DT],
-             **{lib: {"args": ["N", "M"]} for lib in ("numpy", "jax", "tf", "torch")}),
+             **each(["N", "M"], ("numpy", "jax", "tf", "torch"))),
         seed("identity", "creation", "none", [I("n", 0, 6, optional=False), DT],
              torch={"target": "torch.eye", "args": ["n"]},
-             **{lib: {"args": ["n"]} for lib in ("numpy", "jax", "tf")}),
+             **each(["n"], ("numpy", "jax", "tf"))),
         seed("arange", "creation", "arange", [R("start", "int"), R("stop", "int"),
                                               R("step", "int"), DT],
-             **{lib: {"args": ["start", "stop", "step"]} for lib in ("numpy", "jax", "tf",
-                                                                      "torch")}),
+             **each(["start", "stop", "step"], ("numpy", "jax", "tf", "torch"))),
         seed("linspace", "creation", "none", [F("start", -5, 5, optional=False),
                                               F("stop", -5, 5, optional=False),
                                               I("num", 0, 10, optional=False), DT],
-             **{lib: {"args": ["start", "stop", "num"]} for lib in ("numpy", "jax", "tf",
-                                                                     "torch")}),
+             **each(["start", "stop", "num"], ("numpy", "jax", "tf", "torch"))),
         seed("logspace", "creation", "none", [F("start", -3, 3, optional=False),
                                               F("stop", -3, 3, optional=False),
                                               I("num", 0, 10, optional=False),
                                               F("base", 1.5, 10.0, default=10.0), DT],
-             **{lib: {"args": ["start", "stop", "num"]} for lib in ("numpy", "jax", "tf",
-                                                                     "torch")}),
+             **each(["start", "stop", "num"], ("numpy", "jax", "tf", "torch"))),
         seed("zeros_like", "creation", params=[T("a")]),
         seed("ones_like", "creation", params=[T("a")]),
         seed("full_like", "creation", params=[T("a"), fill],
-             **{lib: {"args": ["a", "fill_value"]} for lib in ("numpy", "jax", "tf",
-                                                                "torch")}),
+             **each(["a", "fill_value"], ("numpy", "jax", "tf", "torch"))),
     ]
 
 

@@ -26,12 +26,11 @@ from __future__ import annotations
 
 import argparse
 import collections
-import importlib
 import inspect
 import json
 import re
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +47,7 @@ from dlfuzz.engines.api.libspecs import (
     load_file,
 )
 from dlfuzz.engines.api.libspecs import dump as dump_specs
+from dlfuzz.libraries import get, resolve
 from dlfuzz.specgen.numpy_catalog import Seed, catalog
 
 NUMPY_SPEC_FILE = DATA_DIR / SPEC_SETS["numpy"]
@@ -56,10 +56,8 @@ SET_COMMENT = ("numpy-like functions: numpy's own, with the same function in tor
                "jax.numpy and tf.experimental.numpy (or tf.linalg) as counterparts")
 
 LIBRARIES = ("numpy", "torch", "jax", "tf")
-MODULES = {"numpy": "numpy", "torch": "torch", "jax": "jax.numpy",
-           "tf": "tensorflow.experimental.numpy"}
-LINALG_MODULES = {"numpy": "numpy.linalg", "torch": "torch.linalg", "jax": "jax.numpy.linalg",
-                  "tf": "tensorflow.linalg"}
+MODULES = {n: get(n).numpy_module for n in LIBRARIES}
+LINALG_MODULES = {n: get(n).linalg_module for n in LIBRARIES}
 TORCH_RENAME = {"axis": "dim", "keepdims": "keepdim", "axis1": "dim1", "axis2": "dim2"}
 
 # numpy parameter name -> how to generate it, for parameters the catalog does not list.
@@ -81,13 +79,6 @@ def default_target(lib: str, name: str) -> str:
     if name.startswith("linalg."):
         return f"{LINALG_MODULES[lib]}.{name.split('.', 1)[1]}"
     return f"{MODULES[lib]}.{name}"
-
-
-def resolve(target: str) -> Callable[..., Any]:
-    module, _, attr = target.rpartition(".")
-    return getattr(importlib.import_module(module), attr)
-
-
 
 
 def accepted_keywords(lib: str, target: str) -> set[str] | None:
@@ -118,7 +109,7 @@ def accepted_keywords(lib: str, target: str) -> set[str] | None:
 
 
 def _json_default(value: Any) -> Any:
-    if value is inspect.Parameter.empty or value is np._NoValue:  # type: ignore[attr-defined]
+    if value is inspect.Parameter.empty or value is np._NoValue:
         return None
     if isinstance(value, bool | int | float | str) or value is None:
         return value
@@ -163,9 +154,9 @@ def derive(seed: Seed) -> tuple[dict[str, Any], list[str]]:
             params.append(entry)
     if np_sig is not None:  # numpy's defaults are the canonical ones
         for entry in params:
-            p = np_sig.parameters.get(entry["name"])
-            if p is not None and entry.get("optional") and entry.get("default") is None:
-                entry["default"] = _json_default(p.default)
+            np_param = np_sig.parameters.get(entry["name"])
+            if np_param is not None and entry.get("optional") and entry.get("default") is None:
+                entry["default"] = _json_default(np_param.default)
     names = {p["name"] for p in params}
     for lib, b in bindings.items():
         if lib == "torch":
@@ -179,17 +170,17 @@ def derive(seed: Seed) -> tuple[dict[str, Any], list[str]]:
         if accepted is None:
             continue
         positional = {a.lstrip("*") for a in b.get("args", [])}
-        for p in params:
-            if p["kind"] in ("tensor", "tensors") or p["name"] in positional \
-                    or p["name"] in b.get("drop", []):
+        for entry in params:
+            if entry["kind"] in ("tensor", "tensors") or entry["name"] in positional \
+                    or entry["name"] in b.get("drop", []):
                 continue
-            keyword = b.get("rename", {}).get(p["name"], p["name"])
+            keyword = b.get("rename", {}).get(entry["name"], entry["name"])
             if keyword not in accepted:
-                if not p.get("optional"):
+                if not entry.get("optional"):
                     raise SystemExit(f"{name}: {b['target']} does not accept required "
                                      f"keyword {keyword!r}; fix the catalog entry")
-                dropped.add(p["name"])
-                notes.append(f"{p['name']}: dropped, {b['target']} has no {keyword!r}")
+                dropped.add(entry["name"])
+                notes.append(f"{entry['name']}: dropped, {b['target']} has no {keyword!r}")
         for keyword in b.get("extra", {}):
             if keyword not in accepted:
                 raise SystemExit(f"{name}: {b['target']} has no keyword {keyword!r}")
@@ -562,14 +553,13 @@ def main(argv: list[str] | None = None) -> None:
     order = [_numpy_target(s) for s in catalog()]
     order += [n for n in fresh if n not in order]
     order += [n for n in existing if n not in order]
-    merged = [fresh.get(n) or existing.get(n) for n in order]
-    merged = [a for a in merged if a is not None]
+    merged = [a for a in (fresh.get(n) or existing.get(n) for n in order) if a is not None]
     cps_of = {**existing_cps, **fresh_cps}
     if not args.no_calibrate and fresh:
         # The catalog's dtypes are the candidates.
-        specs, cps = loaded(list(fresh.values()),
-                            [c for n in fresh for c in fresh_cps[n]], args.out)
-        verdicts = calibrate(specs, cps)
+        specs, cps_by_api = loaded(list(fresh.values()),
+                                   [c for n in fresh for c in fresh_cps[n]], args.out)
+        verdicts = calibrate(specs, cps_by_api)
         for api in merged:
             if api["api"] in verdicts:
                 kept, reasons = verdicts[api["api"]]
@@ -581,9 +571,9 @@ def main(argv: list[str] | None = None) -> None:
             print(f"no dtype survived, removed: {', '.join(empty)}", file=sys.stderr)
         merged = [a for a in merged if a["dtypes"]]
     if args.compiled:
-        specs, cps = loaded([a for a in merged if a["api"] in fresh],
-                            [c for n in fresh for c in fresh_cps[n]], args.out)
-        limits = calibrate_compiled(specs, cps)
+        specs, cps_by_api = loaded([a for a in merged if a["api"] in fresh],
+                                   [c for n in fresh for c in fresh_cps[n]], args.out)
+        limits = calibrate_compiled(specs, cps_by_api)
         for api in merged:
             if api["api"] in fresh:
                 known = {**api.get("unsupported", {}), **limits.get(api["api"], {})}

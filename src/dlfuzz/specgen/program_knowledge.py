@@ -136,7 +136,11 @@ def _hand_rule(hand: dict[str, Any], cls_name: str, pname: str) -> tuple[dict[st
     return rule, how
 
 
-def _signature_params(cls: type) -> list[tuple[str, Any, str]]:
+_KIND_WORDS: dict[object, str] = {inspect.Parameter.POSITIONAL_ONLY: "positional",
+                                   inspect.Parameter.KEYWORD_ONLY: "keyword"}
+
+
+def _signature_params(cls: type[Any]) -> list[tuple[str, Any, str]]:
     """(name, default or inspect._empty, kind) of the constructor; docstring names when the
     signature is only ``*args, **kwargs`` (torch's RNNs)."""
     try:
@@ -147,7 +151,7 @@ def _signature_params(cls: type) -> list[tuple[str, Any, str]]:
     for p in list(sig.parameters.values())[1:]:
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             continue
-        kind = {p.POSITIONAL_ONLY: "positional", p.KEYWORD_ONLY: "keyword"}.get(p.kind, "either")
+        kind = _KIND_WORDS.get(p.kind, "either")
         out.append((p.name, p.default, kind))
     if not out:
         out = [(n, inspect.Parameter.empty, "keyword") for n in param_docs(cls.__doc__ or "")]
@@ -230,7 +234,7 @@ def build_spec(library: str, api: str, cls: type, hand: dict[str, Any],
     return spec, legal_map
 
 
-def _constraints(cls: type, cls_name: str, hand: dict[str, Any], names: frozenset[str],
+def _constraints(cls: type[Any], cls_name: str, hand: dict[str, Any], names: frozenset[str],
                  stats: dict[str, int]) -> tuple[Constraint, ...]:
     from dlfuzz.specgen.validation import constraints_from_source
 

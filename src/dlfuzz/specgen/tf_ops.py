@@ -105,9 +105,10 @@ def link(fn: Callable[..., Any], params: list[str]) -> OpLink | None:
                 or not _is_gen(target):
             continue
         name = op_name(target)
-        mapping = _mapping(node, target, params) if name else {}
-        if name:
-            called.append(name)
+        if not name:
+            continue
+        mapping = _mapping(node, target, params)
+        called.append(name)
         if not mapping:
             continue
         key = (len(mapping), len(kernel_dtypes(name).get("T", ())), OpLink(name, mapping))

@@ -43,6 +43,7 @@ from dlfuzz.engines.api.constraints import (
     walk,
 )
 from dlfuzz.engines.api.libspecs import LibParam, LibSpec
+from dlfuzz.libraries import ResolveError, resolve
 from dlfuzz.specgen import torch_hints as hints
 from dlfuzz.specgen.torch_signatures import (
     NO_DEFAULT,
@@ -301,8 +302,6 @@ def kernel_functions(api: str, fn: Callable[..., Any]) -> list[tuple[Any, list[s
     """Python mirrors of the C++ kernels' checks, each with the schema argument names its
     parameters stand for: ATen's meta functions (``meta_mm`` checks ``a.dim() == 2``),
     its Python decompositions, and the ``torch._refs`` reference implementation."""
-    import importlib
-
     import torch
     import torch._meta_registrations  # noqa: F401 - fills meta_table
     from torch._decomp import decomposition_table, meta_table
@@ -323,8 +322,8 @@ def kernel_functions(api: str, fn: Callable[..., Any]) -> list[tuple[Any, list[s
             found.append((kernel, names))
     module, _, name = api.rpartition(".")
     try:
-        ref = getattr(importlib.import_module(REFS[module]), name, None)
-    except ImportError:
+        ref = resolve(f"{REFS[module]}:{name}")
+    except ResolveError:
         ref = None
     if callable(ref):
         found.append((ref, []))  # positional: the ref's parameters are the API's
@@ -356,10 +355,12 @@ def _kernel_sources(d: Draft, fn: Callable[..., Any]) -> None:
                 d.constraints.append(c)
         promoted = _promoted(kernel)
         if promoted and not schema_names:
-            tensors = [rename.get(n) for n in promoted]
-            tensors = [t for t in tensors if t and (p := _param(d, t)) and p.tensor_like]
+            renamed = [rename.get(n) for n in promoted]
+            tensors = [t for t in renamed if t and (p := _param(d, t)) and p.tensor_like]
             for other in tensors[1:]:
-                guard = "" if _param(d, other).structures == ("tensor",) else \
+                other_param = _param(d, other)  # found: tensors holds parameters only
+                guard = "" if other_param is not None and \
+                    other_param.structures == ("tensor",) else \
                     f"{other}.type != 'tensor' or "
                 for text in hints.broadcast_constraints(tensors[0], other, guard):
                     c = _constraint(text, "validation", known)
@@ -375,7 +376,8 @@ def _promoted(fn: Any) -> tuple[str, ...]:
     """Arguments an ``elementwise_type_promotion_wrapper`` promotes together."""
     from torch._prims_common.wrappers import elementwise_type_promotion_wrapper
 
-    stack, seen = [fn], set()
+    stack: list[Any] = [fn]
+    seen: set[int] = set()
     while stack:
         g = stack.pop()
         if id(g) in seen or len(seen) > 64:

@@ -132,7 +132,7 @@ def _mixing(specs: list[LibSpec], kept_by: dict[int, tuple[str, ...]], draws: in
             names = specs[i].names
             extra = [c for c in (_make(
                 f"{n} is None or {n}.dtype == {group[0]}.dtype"
-                if "none" in specs[i].param(n).structures  # type: ignore[union-attr]
+                if "none" in specs[i].param(n).structures
                 else f"{n}.dtype == {group[0]}.dtype", "error", names) for n in group[1:])
                 if c is not None and c.text not in {k.text for k in specs[i].constraints}]
             out[i] = replace(specs[i], constraints=specs[i].constraints + tuple(extra))

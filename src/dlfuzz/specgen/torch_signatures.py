@@ -39,7 +39,9 @@ class SArg:
 
 def _split_top(text: str) -> list[str]:
     """Split at commas outside brackets, parentheses and quotes."""
-    parts, depth, quote, cur = [], 0, "", []
+    parts: list[str] = []
+    cur: list[str] = []
+    depth, quote = 0, ""
     for ch in text:
         if quote:
             quote = "" if ch == quote else quote
@@ -296,9 +298,9 @@ def schema_types(ops: list[str], first_only: bool) -> dict[str, list[SArg]]:
         for args in overloads(op):
             for arg in args:
                 seen_here.setdefault(arg.name, []).append(arg)
-        for name, args in seen_here.items():
+        for name, sargs in seen_here.items():
             if name not in found or not first_only:
-                found.setdefault(name, []).extend(args)
+                found.setdefault(name, []).extend(sargs)
     return found
 
 

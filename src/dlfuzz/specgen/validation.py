@@ -38,9 +38,13 @@ from typing import Any
 from dlfuzz.cases import COMPLEX_DTYPES, FLOAT_DTYPES, INT_DTYPES
 from dlfuzz.engines.api.constraints import ConstraintError, parse
 from dlfuzz.engines.api.errorfeedback.vocabulary import dtype_names
+from dlfuzz.libraries import LIBRARIES
 
 MAX_DEPTH = 2
-_LIBRARY_ROOTS = ("torch", "jax", "tensorflow", "keras", "tf_keras", "numpy")
+# top-level modules whose functions' checks are followed (each library's own, less ONNX
+# Runtime's compiled one, plus the standalone Keras 2 that TensorFlow may load)
+_LIBRARY_ROOTS = (*(m for lib in LIBRARIES for m in lib.modules[:1] if lib.name != "onnxruntime"),
+                  "tf_keras")
 _DTYPE_ROOTS = frozenset({"torch", "tf", "tensorflow", "dtypes", "np", "numpy", "jnp", "_dtypes",
                           "dtypes_lib", "lax", "jax", "onp", "_np", "dtype"})
 _FAMILIES = {"floating": FLOAT_DTYPES, "integer": INT_DTYPES, "complexfloating": COMPLEX_DTYPES,
@@ -418,14 +422,14 @@ class _Walker:
                 value = getattr(value, part, None)
             if isinstance(value, bool | int | float | str) and not isinstance(value, type):
                 return ast.Constant(value)
-        if a in ("ndim", "ndims", "rank") and self._tensor(e.value) is not None:
-            return self._prop(self._tensor(e.value), "ndims")
-        if a in ("ndim", "ndims", "rank") and self._shape_of(e.value) is not None:
-            return self._prop(self._shape_of(e.value), "ndims")
-        if a == "dtype" and self._tensor(e.value) is not None:
-            return self._prop(self._tensor(e.value), "dtype")
-        if a == "size" and self._tensor(e.value) is not None:
-            return self._prop(self._tensor(e.value), "num_element")
+        if a in ("ndim", "ndims", "rank") and (t := self._tensor(e.value)) is not None:
+            return self._prop(t, "ndims")
+        if a in ("ndim", "ndims", "rank") and (shape := self._shape_of(e.value)) is not None:
+            return self._prop(shape, "ndims")
+        if a == "dtype" and (t := self._tensor(e.value)) is not None:
+            return self._prop(t, "dtype")
+        if a == "size" and (t := self._tensor(e.value)) is not None:
+            return self._prop(t, "num_element")
         if a in _DTYPE_FLAGS and isinstance(e.value, ast.Attribute) and e.value.attr == "dtype":
             return self._family(e.value, _DTYPE_FLAGS[a])
         raise _Untranslatable
@@ -503,8 +507,8 @@ class _Walker:
         method_of = self._tensor(e.func.value) if isinstance(e.func, ast.Attribute) else None
         if name in _ENV_FALSE:
             return ast.Constant(False)
-        if name in _CONVERSIONS and len(args) == 1 and self._tensor(args[0]):
-            return ast.Name(self._tensor(args[0]), ast.Load())  # asarray(x) is x
+        if name in _CONVERSIONS and len(args) == 1 and (t := self._tensor(args[0])):
+            return ast.Name(t, ast.Load())  # asarray(x) is x
         if e.keywords and name not in ("isinstance",):
             raise _Untranslatable
         if method_of is not None:
@@ -524,10 +528,10 @@ class _Walker:
             if isinstance(inner, ast.Name):
                 return ast.Call(ast.Name("len", ast.Load()), [inner], [])
             raise _Untranslatable
-        if name in ("ndim", "rank") and len(args) == 1 and self._tensor(args[0]):
-            return self._prop(self._tensor(args[0]), "ndims")
-        if name == "size" and len(args) == 1 and self._tensor(args[0]):
-            return self._prop(self._tensor(args[0]), "num_element")
+        if name in ("ndim", "rank") and len(args) == 1 and (t := self._tensor(args[0])):
+            return self._prop(t, "ndims")
+        if name == "size" and len(args) == 1 and (t := self._tensor(args[0])):
+            return self._prop(t, "num_element")
         if name in ("is_floating_point", "is_complex") and len(args) == 1:
             return self._family(self._tensor(args[0]), _DTYPE_FLAGS[name])
         if name in ("min", "max", "abs") and args:
@@ -541,8 +545,8 @@ class _Walker:
             if fam in _FAMILIES:
                 return self._family(args[0], fam)
             const = self._dtype_const(args[1])
-            if const is not None and self._tensor(args[0].value):
-                return ast.Compare(self._prop(self._tensor(args[0].value), "dtype"),
+            if const is not None and (t := self._tensor(args[0].value)):
+                return ast.Compare(self._prop(t, "dtype"),
                                    [ast.Eq()], [ast.Constant(const)])
             raise _Untranslatable
         if name == "isinstance" and len(args) == 2:
@@ -553,10 +557,10 @@ class _Walker:
             structs: list[str] = []
             for k in kinds:
                 none = isinstance(k, ast.Call) and ast.unparse(k) == "type(None)"
-                chain = ["NoneType"] if none else _attr_chain(k)
-                if not chain or chain[-1] not in _ISINSTANCE:
+                kind_chain = ["NoneType"] if none else _attr_chain(k)
+                if not kind_chain or kind_chain[-1] not in _ISINSTANCE:
                     raise _Untranslatable
-                structs += [s for s in _ISINSTANCE[chain[-1]] if s not in structs]
+                structs += [s for s in _ISINSTANCE[kind_chain[-1]] if s not in structs]
             prop = self._prop(inner, "type")
             if len(structs) == 1:
                 return ast.Compare(prop, [ast.Eq()], [ast.Constant(structs[0])])

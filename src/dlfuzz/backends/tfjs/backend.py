@@ -173,9 +173,7 @@ class TfjsBackend(Backend):
         self._child = None
 
     # ---- cases -------------------------------------------------------------------------
-    def run(self, case: ApiCase) -> tuple[np.ndarray, ...]:
-        if case.kind == "graph":
-            return self.run_graph(case)  # type: ignore[arg-type]
+    def run_api(self, case: ApiCase) -> tuple[np.ndarray, ...]:
         call = case.call_for(self.library)
         if call is None:
             raise StageError("prepare") from NotImplementedError(

@@ -18,6 +18,8 @@ import os
 import re
 import shutil
 import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -72,7 +74,12 @@ def installed_versions() -> list[str]:
 def _locked(directory: Path) -> Iterator[None]:
     directory.mkdir(parents=True, exist_ok=True)
     with open(directory / ".lock", "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(f"waiting for another process installing into {directory} ...",
+                  file=sys.stderr, flush=True)
+            fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield
         finally:
@@ -86,6 +93,12 @@ def _npm_install(directory: Path, packages: dict[str, str], what: str) -> None:
                          f"20+ with npm (Debian: apt-get install nodejs npm)")
     (directory / "package.json").write_text(json.dumps(
         {"name": "dlfuzz-tfjs-cache", "private": True, "dependencies": packages}, indent=1))
+    # npm takes from seconds to minutes and prints nothing with --loglevel=error: say what
+    # it installs (stderr: what goes to stdout stays what the caller prints).
+    listing = ", ".join(f"{name}@{v}" for name, v in packages.items())
+    print(f"installing {what} with npm: {listing} into {directory} ...", file=sys.stderr,
+          flush=True)
+    t0 = time.monotonic()
     proc = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--loglevel=error"],
                           cwd=directory, capture_output=True, text=True, timeout=900,
                           check=False)
@@ -96,6 +109,7 @@ def _npm_install(directory: Path, packages: dict[str, str], what: str) -> None:
                          f"(exit {proc.returncode}): {proc.stderr.strip()[-1500:]}; check "
                          f"the version exists and the npm registry is reachable")
     (directory / _MARKER).write_text(json.dumps(packages))
+    print(f"installed {what} in {time.monotonic() - t0:.0f} s", file=sys.stderr, flush=True)
 
 
 def ensure_installed(version: str = DEFAULT_VERSION) -> Path:

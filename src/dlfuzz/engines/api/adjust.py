@@ -222,8 +222,8 @@ class Adjuster(Setters):
         if isinstance(expr, Index) and pp is not None:
             if expr.shape:
                 return "int", 0, DIM_CAP
-            lo, hi = self._range(pp, st)
-            return ("float" if st.structures.get(pp.name) == "floats" else "int"), lo, hi
+            low, high = self._range(pp, st)
+            return ("float" if st.structures.get(pp.name) == "floats" else "int"), low, high
         if isinstance(expr, Var) and pp is not None:
             return self._var_domain(pp, st)
         return "any", None, None
@@ -306,6 +306,8 @@ class Adjuster(Setters):
             a, b = max(lo, math.floor(v) - WINDOW), min(hi, math.ceil(v) + WINDOW)
             ok = [t for t in range(int(a), int(b) + 1) if t != v] if a <= b else []
             return rnd.choice(ok) if ok else _NOPE
+        top: float
+        bottom: float
         if op in ("<", "<="):
             top = math.ceil(v) - 1 if op == "<" else math.floor(v)
             top = min(hi, top)

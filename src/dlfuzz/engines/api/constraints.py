@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import ast
 import functools
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -214,10 +214,10 @@ class _Parser:
                 return self.node(n.operand)
             raise _fail(n, self.expr, "only 'not' and '-' are unary operators here")
         if isinstance(n, ast.BinOp):
-            op = ARITH_OPS.get(type(n.op))
-            if op is None:
+            arith = ARITH_OPS.get(type(n.op))
+            if arith is None:
                 raise _fail(n, self.expr, "arithmetic is + - * / // % only")
-            return Arith(op, self.node(n.left), self.node(n.right))
+            return Arith(arith, self.node(n.left), self.node(n.right))
         if isinstance(n, ast.Compare):
             parts: list[Node] = []
             left = self.node(n.left)
@@ -501,7 +501,9 @@ def evaluate(node: Node, env: Env) -> Any:  # noqa: C901 - one case per node typ
             return args[0]  # min/max of one number
         if not args:
             raise Undefined(f"{node.name} of nothing")
-        return {"min": min, "max": max, "abs": lambda *a: abs(a[0])}[node.name](*args)
+        funcs: dict[str, Callable[..., Any]] = {"min": min, "max": max,
+                                                "abs": lambda *a: abs(a[0])}
+        return funcs[node.name](*args)
     raise TypeError(node)
 
 

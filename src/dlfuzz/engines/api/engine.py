@@ -40,7 +40,7 @@ from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -57,6 +57,7 @@ from dlfuzz.engines.api.rulegen import RuleGenerator, Signature, subnormals_for
 from dlfuzz.engines.api.settings import GENERATORS, ApiEngineSettings
 from dlfuzz.engines.base import Engine, EngineSettings
 from dlfuzz.errors import UsageError
+from dlfuzz.libraries import of_backend
 
 GROUP_SIZE = (4, 8)
 # Signature reuse (rule APIs). A new (shapes, dtypes, static arguments) costs a
@@ -110,7 +111,7 @@ class ApiEngine(Engine):
 
     name = "api"
     case_kind = "api"
-    settings_class = ApiEngineSettings
+    settings_class: ClassVar[type[EngineSettings]] = ApiEngineSettings
 
     def __init__(self, seed: int = 0, libraries: Sequence[str] = ("torch", "jax"),
                  apis: Iterable[str] | None = None, generator: str = "adjust",
@@ -453,8 +454,10 @@ def _is_array_value(value: Any) -> bool:
 
 
 def _library_of(backend: str) -> str:
-    """The library of a backend name (``torch-compile`` -> ``torch``)."""
-    return backend.split("-", 1)[0]
+    """The library of a backend name (``torch-compile`` -> ``torch``; a plugin backend:
+    the part before its first dash)."""
+    lib = of_backend(backend)
+    return lib.name if lib is not None else backend.split("-", 1)[0]
 
 
 def _with_defaults(spec: LibSpec, values: Mapping[str, Any]) -> dict[str, Any]:

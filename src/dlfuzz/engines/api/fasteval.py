@@ -36,7 +36,7 @@ from dlfuzz.engines.api.constraints import (
 
 Fn = Callable[[Env], Any]
 _CACHE: dict[int, tuple[Node, Fn]] = {}
-_FUNCS = {"min": min, "max": max, "abs": lambda *a: abs(a[0])}
+_FUNCS: dict[str, Callable[..., Any]] = {"min": min, "max": max, "abs": lambda *a: abs(a[0])}
 _INT_OPS: dict[str, Callable[[int, int], bool]] = {
     "==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
     "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}

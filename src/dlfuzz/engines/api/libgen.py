@@ -369,11 +369,11 @@ class LibGenerator:
                 record.adjusted += 1
                 return st
         for _ in range(Z3_STRUCTURE_TRIES):
-            st = self._z3_try(plan, target.rules, "violate:" + target.text, 1,
-                              target.forced, target.relaxed)
-            if st is not None and self._violates(st, target):
+            solved = self._z3_try(plan, target.rules, "violate:" + target.text, 1,
+                                  target.forced, target.relaxed)
+            if solved is not None and self._violates(solved, target):
                 record.solved += 1
-                return st
+                return solved
         record.failures += 1
         return None
 

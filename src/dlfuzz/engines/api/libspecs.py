@@ -33,11 +33,12 @@ from typing import Any
 from dlfuzz.cases import DTYPES
 from dlfuzz.engines.api.constraints import Constraint, ConstraintError, parse
 from dlfuzz.errors import UsageError
+from dlfuzz.libraries import get
 
 FORMAT = 2
 DATA_DIR = Path(__file__).resolve().parent / "data"
-LIBRARY_FILES = {"torch": "torch.json", "tf": "tf.json", "jax": "jax.json",
-                 "tfjs": "tfjs.json"}
+# library -> its built-in spec file in DATA_DIR (the records' ``api_spec``)
+LIBRARY_FILES = {n: get(n).api_spec for n in ("torch", "tf", "jax", "tfjs")}
 # Spec sets run by name rather than per library (``--engine numpy-api``).
 SPEC_SETS = {"numpy": "numpy.json"}
 

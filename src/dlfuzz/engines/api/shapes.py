@@ -12,6 +12,7 @@ arrays keep workers fast.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable
 from typing import Any
 
@@ -55,6 +56,7 @@ class Draw:
         self.bounds: dict[str, tuple[int, int]] = {}  # index tensor -> [lo, hi)
 
     # ---- primitive draws --------------------------------------------------------------
+    # (below ``int`` is this method inside the class body, so annotations say builtins.int)
     def int(self, lo: int, hi: int) -> int:
         """Uniform integer in [lo, hi] (inclusive)."""
         return int(self.rng.integers(lo, hi + 1)) if hi > lo else lo
@@ -62,36 +64,37 @@ class Draw:
     def chance(self, p: float) -> bool:
         return bool(self.rng.random() < p)
 
-    def dims(self, n: int, nonempty: bool = False) -> list[int]:
+    def dims(self, n: builtins.int, nonempty: bool = False) -> list[builtins.int]:
         cdf = _DIM_CDF_NONEMPTY if nonempty else _DIM_CDF
         dims = np.searchsorted(cdf, self.rng.random(n), side="right")
         return [int(d) + (1 if nonempty else 0) for d in dims]
 
-    def dim(self, nonempty: bool = False) -> int:
+    def dim(self, nonempty: bool = False) -> builtins.int:
         return self.dims(1, nonempty)[0]
 
-    def rank(self, lo: int, hi: int) -> int:
+    def rank(self, lo: builtins.int, hi: builtins.int) -> builtins.int:
         if hi <= lo:
             return lo
         return lo + int(np.searchsorted(_rank_cdf(lo, hi), self.rng.random(), side="right"))
 
-    def shape(self, lo: int = 0, hi: int = 5, nonempty: bool = False) -> tuple[int, ...]:
+    def shape(self, lo: builtins.int = 0, hi: builtins.int = 5, nonempty: bool = False
+              ) -> tuple[builtins.int, ...]:
         return cap(tuple(self.dims(self.rank(lo, hi), nonempty)))
 
-    def limits(self, name: str) -> tuple[int, int]:
+    def limits(self, name: str) -> tuple[builtins.int, builtins.int]:
         return self.rank_limits[name]
 
-    def shape_for(self, p: LibParam, nonempty: bool = False) -> tuple[int, ...]:
+    def shape_for(self, p: LibParam, nonempty: bool = False) -> tuple[builtins.int, ...]:
         lo, hi = self.rank_limits[p.name]
         return self.shape(lo, hi, nonempty or p.nonempty)
 
-    def count(self, p: LibParam) -> int:
+    def count(self, p: LibParam) -> builtins.int:
         return self.int(p.count[0], p.count[1])
 
     def tensors(self) -> list[LibParam]:
         return [p for p in self.spec.params if p.is_tensor]
 
-    def neg(self, axis: int, rank: int) -> int:
+    def neg(self, axis: builtins.int, rank: builtins.int) -> builtins.int:
         """Sometimes spell an axis negatively: both spellings must mean the same."""
         return axis - rank if self.chance(0.3) else axis
 
@@ -321,8 +324,8 @@ def _squeeze(d: Draw) -> None:
     axis = d.int(0, len(shape) - 1)
     shape[axis] = 1
     d.shapes[a.name] = tuple(shape)
-    if d.spec.param("axis") is not None and not (d.spec.param("axis").optional
-                                                 and d.chance(0.3)):
+    axis_param = d.spec.param("axis")
+    if axis_param is not None and not (axis_param.optional and d.chance(0.3)):
         d.params["axis"] = d.neg(axis, len(shape))
 
 

@@ -100,7 +100,7 @@ class _Model(Encoder):
         out: list[tuple[Any, float]] = []
         for name, var in self.vars.items():
             kind = self.kinds[name]
-            value = st.values.get(name)
+            value: Any = st.values.get(name)
             if isinstance(var, TVar):
                 props = st.props.get(name)
                 if props is None:

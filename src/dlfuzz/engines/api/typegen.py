@@ -108,6 +108,7 @@ def _enums(p: LibParam) -> dict[str, tuple[Any, ...]]:
         kind = SCALAR_TYPES.get(s)
         if kind is None or not p.values:
             continue
+        vals: tuple[Any, ...]
         if kind is float:
             vals = tuple(v for v in p.values if isinstance(v, int | float)
                          and not isinstance(v, bool))

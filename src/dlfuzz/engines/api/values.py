@@ -87,11 +87,10 @@ def special_pool(dtype: str, extremes: bool = True, subnormals: bool = False) ->
     if dtype == "bool":
         return np.array([False, True])
     ii = np.iinfo(DTYPES[dtype])
-    values = {0, 1} | ({-1} if ii.min < 0 else set())
+    ints = {0, 1} | ({-1} if ii.min < 0 else set())
     if extremes:
-        values |= {int(ii.min), int(ii.max), int(ii.max) - 1, int(ii.min) + 1}
-    values = sorted(values)
-    return np.array(values, dtype=DTYPES[dtype])
+        ints |= {int(ii.min), int(ii.max), int(ii.max) - 1, int(ii.min) + 1}
+    return np.array(sorted(ints), dtype=DTYPES[dtype])
 
 
 def _int_range(dtype: str, domain: tuple[float, float] | None, profile: Profile

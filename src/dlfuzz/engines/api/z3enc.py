@@ -164,7 +164,10 @@ class Encoder:
     def _declare(self, st: State, pp: ParamPlan) -> None:  # noqa: C901
         name, p, s = pp.name, pp.p, st.structures.get(pp.name)
         add = self.solver.add
-        if pp.name not in st.present or s in ("none", "str") and s not in pp.enums:
+        # (s is None only for an absent parameter: State.set gives each present one its
+        # structure)
+        if pp.name not in st.present or s is None or s in ("none", "str") \
+                and s not in pp.enums:
             self.kinds[name] = "const"
             self.consts[name] = st.values.get(name)
             return

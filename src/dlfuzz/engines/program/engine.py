@@ -57,8 +57,8 @@ def load_seed(item: str) -> tuple[str, str, str]:
     try:
         from dlfuzz.engines.program.seeds import SEEDS, seed_source
     except ImportError:  # the seed table is not there: the files are
-        SEEDS, seed_source = None, None  # noqa: N806
-    if SEEDS is not None and seed_source is not None:
+        pass
+    else:
         if item not in SEEDS:
             raise UsageError(f"--seed-program {item!r}: unknown seed; built-in seeds: "
                              f"{', '.join(sorted(SEEDS))} (or give a .py file)")
@@ -268,7 +268,8 @@ class ProgramEngine(Engine):
                 if positive is None:
                     continue
                 out.append(positive)
-                if mutant.operator in ("AR", "RG"):
+                if mutant.operator in ("AR", "RG") and positive.block is not None:
+                    # (a child node always holds the block it inserted)
                     bc = boundary_check(kb, self.rng, positive.block)
                     if bc is not None:
                         neg = self._child(tree, parent, slot, bc, shape, kb, seen)

@@ -60,8 +60,8 @@ class Knowledge:
         try:
             from dlfuzz.engines.program.similarity import roulette
         except ImportError:
-            roulette = None
-        if roulette is not None:
+            pass  # no similarity module: the plain weighted pick below
+        else:
             return roulette(rng, candidates)
         weights = [max(t, 0.0) for _, t in candidates]
         total = sum(weights)

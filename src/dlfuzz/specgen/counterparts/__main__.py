@@ -27,11 +27,15 @@ from dlfuzz.engines.api.counterparts.model import (
     load_file,
 )
 from dlfuzz.errors import UsageError
-from dlfuzz.specgen.counterparts.validate import Verdict, rejected_entry, validate
+from dlfuzz.specgen.counterparts.validate import (
+    API_BACKENDS,
+    Verdict,
+    rejected_entry,
+    validate,
+)
 
 RESTART_JAX = 3000  # cases between restarts of the eager JAX worker
 # Spec libraries validated against the eager libraries: their own backend joins the pool.
-API_BACKENDS = {"tfjs": "tfjs-cpu"}
 SPEC_LIBRARIES = (*LIBRARIES, *API_BACKENDS)
 
 
@@ -168,7 +172,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
               + ", ".join(f"{k}/{t} {n}" for (k, t), n in sorted(counts.items())))
         for (k, _), n in counts.items():
             total[(lib, k)] += n
-    by_kind = Counter()
+    by_kind: Counter[str] = Counter()
     for (_, k), n in total.items():
         by_kind[k] += n
     print(f"total {sum(total.values())}: " + ", ".join(f"{k} {n}" for k, n in

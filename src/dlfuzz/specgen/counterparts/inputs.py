@@ -55,7 +55,8 @@ def primary(spec: LibSpec) -> LibParam | None:
     """The first tensor parameter (required ones first): whose dtype an input is."""
     tensors = [p for p in spec.params if p.tensor_like]
     required = [p for p in tensors if not p.optional]
-    return (required or tensors or [None])[0]
+    candidates = required or tensors
+    return candidates[0] if candidates else None
 
 
 def dtypes_for(spec: LibSpec) -> tuple[str, ...]:

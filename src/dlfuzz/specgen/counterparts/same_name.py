@@ -28,14 +28,10 @@ from typing import Any
 
 from dlfuzz.engines.api.counterparts.model import Counterpart
 from dlfuzz.engines.api.libspecs import LibSpec
+from dlfuzz.libraries import get
 
-NAMESPACES: dict[str, tuple[str, ...]] = {
-    "torch": ("torch", "torch.nn.functional", "torch.linalg", "torch.special", "torch.fft"),
-    "tf": ("tensorflow.math", "tensorflow.nn", "tensorflow.linalg", "tensorflow.signal",
-           "tensorflow.image", "tensorflow.bitwise", "tensorflow"),
-    "jax": ("jax.numpy", "jax.nn", "jax.lax", "jax.scipy.special", "jax.numpy.linalg",
-            "jax.numpy.fft", "jax.scipy.linalg", "jax.ops"),
-}
+# library -> its public function namespaces, in search order (from the library records)
+NAMESPACES: dict[str, tuple[str, ...]] = {n: get(n).namespaces for n in ("torch", "tf", "jax")}
 MAX_PER_LIBRARY = 3  # candidates kept per API and other library
 
 # Leaf names that mean the same computation across libraries (beyond equal names).
@@ -191,7 +187,8 @@ def adapt(spec: LibSpec, target: str, library: str, tparams: list[Param]) -> Cou
                 continue
             for t in tgt:
                 if t.name not in used and rule(s, t) and not (t.variadic and not s.tensor):
-                    match[s.name], _ = t, used.add(t.name)
+                    match[s.name] = t
+                    used.add(t.name)
                     break
     # Required tensors still unmatched go to the target's free required positional
     # parameters, in order (``torch.add(input, other)`` -> ``tf.math.add(x, y)``).
@@ -201,7 +198,8 @@ def adapt(spec: LibSpec, target: str, library: str, tparams: list[Param]) -> Cou
         if s.name in match or not s.tensor or not s.required or not free:
             continue
         t = free.pop(0)
-        match[s.name], _ = t, used.add(t.name)
+        match[s.name] = t
+        used.add(t.name)
     required_free = [t for t in tgt if t.name not in used and t.required and not t.variadic]
     if required_free:
         return None

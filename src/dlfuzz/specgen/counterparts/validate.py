@@ -36,6 +36,7 @@ from typing import Any
 from dlfuzz.cases import ApiCase, Outcome
 from dlfuzz.engines.api.counterparts.model import MODE_BACKENDS, Counterpart
 from dlfuzz.engines.api.libspecs import LibSpec
+from dlfuzz.libraries import all_libraries
 from dlfuzz.oracles.compare import deviation, loosest
 from dlfuzz.specgen.counterparts.inputs import (
     EXTRA_DRAWS,
@@ -59,7 +60,8 @@ BATCH = 500             # cases per Pool.run call
 SLOW_S = 2.0            # a case this slow is named in the progress log
 EAGER = ("torch", "tf", "jax")
 # Libraries whose API calls run on a backend named otherwise (the API side only).
-API_BACKENDS = {"tfjs": "tfjs-cpu"}
+# spec library without a Python module -> the backend that runs its APIs (tfjs-cpu)
+API_BACKENDS = {lib.name: lib.backend_names[0] for lib in all_libraries() if lib.npm}
 CROSS = frozenset({"same-name", "composition", "llm"})  # implementations in other libraries
 
 
@@ -168,7 +170,7 @@ class Validator:
             if api not in self.specs:
                 continue
             spec = self.specs[api]
-            valid = defaultdict(int)
+            valid: defaultdict[tuple[str, frozenset[str]], int] = defaultdict(int)
             for x in self.inputs.get(api, ()):
                 if self._ok(x):
                     valid[(x.dtype, x.variant)] += 1

@@ -39,10 +39,13 @@ import numpy as np
 
 from dlfuzz.cases import Call, DType, Ref
 from dlfuzz.errors import DlfuzzError, UsageError
+from dlfuzz.libraries import all_libraries, get
 
 FORMAT = 1
 KINDS = ("same-name", "composition", "mode", "precision", "llm")
-MODE_BACKENDS = {"torch-compile": "torch", "jax-jit": "jax", "tf-xla": "tf"}
+# compiled-mode backend -> the library it runs (from the library records)
+MODE_BACKENDS: dict[str, str] = {b: lib.name for b in ("torch-compile", "jax-jit", "tf-xla")
+                                 for lib in all_libraries() if b in lib.backend_names}
 LIBRARIES = ("torch", "tf", "jax")
 FILE_LIBRARIES = (*LIBRARIES, "tfjs", "numpy")  # spec libraries with a counterparts file
 DATA_DIR = Path(__file__).resolve().parent.parent / "data" / "counterparts"
@@ -377,8 +380,7 @@ def load_file(path: str | Path) -> CounterpartFile:
     return CounterpartFile(library, cps, tuple(rejected), header)
 
 
-_PREFIX = {"torch": "torch.", "tf": "tensorflow.", "jax": "jax.", "tfjs": "tf.",
-           "numpy": "numpy."}
+_PREFIX = {n: get(n).prefixes[0] for n in FILE_LIBRARIES}  # what a file's APIs start with
 
 
 def _object_lines(text: str, count: int) -> list[int]:

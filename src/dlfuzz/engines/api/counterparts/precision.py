@@ -10,19 +10,13 @@ that library's worker only).
 
 from __future__ import annotations
 
-import importlib
-import sys
 from collections.abc import Callable
 from typing import Any
 
+from dlfuzz.libraries import ResolveError, resolve
+
 _LOW = ("float16", "bfloat16", "float32")
 _ORDER = {"float16": 0, "bfloat16": 0, "float32": 1, "complex64": 1}
-
-
-def _resolve(target: str) -> Callable[..., Any]:
-    module_name, _, attr = target.rpartition(".")
-    module = sys.modules.get(module_name) or importlib.import_module(module_name)
-    return getattr(module, attr)
 
 
 def _walk(value: Any, leaf: Callable[[Any], Any], is_tensor: Callable[[Any], bool]) -> Any:
@@ -52,7 +46,11 @@ def _run(target: str, args: tuple[Any, ...], kwargs: dict[str, Any],
 
     args = _walk(args, up, is_tensor)
     kwargs = {k: _walk(v, up, is_tensor) for k, v in kwargs.items()}
-    result = _resolve(target)(*args, **kwargs)
+    try:
+        fn = resolve(target)
+    except ResolveError as exc:  # the library's own ImportError/AttributeError, as before
+        raise (exc.__cause__ or exc) from None
+    result = fn(*args, **kwargs)
     if not seen:
         return result
     low = max(seen, key=lambda n: _ORDER.get(n, 0))

@@ -13,7 +13,7 @@ reproducers inline it together with that module's helpers (``triage/repro.py``).
 from __future__ import annotations
 
 import types
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable
 from typing import Any
 
 from dlfuzz.engines.api.counterparts.compose_common import composes
@@ -141,7 +141,7 @@ WRAPPERS: dict[Callable[..., Any], str] = {
 }
 
 
-def install(namespace: MutableMapping[str, Any]) -> None:
+def install(namespace: dict[str, Any]) -> None:
     """Define every wrapper in a composing module (``install(globals())``), calling that
     module's helpers, and register it as that library's composition of its TF API."""
     for template, api in WRAPPERS.items():
