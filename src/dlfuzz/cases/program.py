@@ -7,11 +7,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dlfuzz.cases.core import Call, Tensor
+from dlfuzz.libraries import LIBRARIES
 
+# Library of a program -> the backends that run it (a Keras program runs on every keras-*).
 PROGRAM_LIBRARIES: dict[str, tuple[str, ...]] = {
-    "torch": ("torch",),
-    "keras": ("keras-tf", "keras-jax", "keras-torch"),
-}
+    lib.name: lib.program_backends for lib in LIBRARIES if lib.program_backends}
 
 
 @dataclass(frozen=True)

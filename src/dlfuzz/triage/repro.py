@@ -26,10 +26,13 @@ import numpy as np
 
 from dlfuzz.backends.base import Backend
 from dlfuzz.cases import ApiCase, Call, DType, Expectation, Ref
+from dlfuzz.libraries import LIBRARIES, get, resolve
 from dlfuzz.triage.repro_verdict import VERDICT, nested, quiet_header, values_check
 
-_ALIASES = {"numpy": "np", "tensorflow": "tf"}
-_ROOTS = {"np": "numpy", "tf": "tensorflow", "torch": "torch", "jax": "jax"}
+# Conventional aliases of the libraries' root modules (numpy -> np), from their records.
+_ALIASES = {m: a for lib in LIBRARIES for a, m in lib.aliases.items() if "." not in m}
+_ROOTS = {_ALIASES.get(m, m): m for n in ("numpy", "torch", "jax", "tf")
+          for m in get(n).modules[:1]}
 
 
 def literal(value: Any) -> str:
@@ -74,10 +77,8 @@ def _inlined(target: str) -> tuple[str, str]:
     """A dlfuzz helper function (counterpart composition) as plain source: itself and the
     module-level helpers, constants and imports it uses, without decorators or
     annotations, so the reproducer needs only the libraries."""
-    import importlib
-
-    module, _, name = target.rpartition(".")
-    fn = getattr(importlib.import_module(module), name)
+    name = target.rpartition(".")[2]
+    fn = resolve(target)
     parts: dict[str, str] = {}
     imports: set[str] = set()
     _collect(fn, parts, imports)

@@ -16,12 +16,13 @@ emitted reproducer sees one or a few lines per node, each tagged ``# <id> <Op>``
 
 from __future__ import annotations
 
+from dlfuzz.cases import FLOAT_DTYPES
 from dlfuzz.ir.graph import Graph
 from dlfuzz.ir.lower.context import lower_nodes
 from dlfuzz.ir.lower.torch_lower_ops import EMITTERS, Ctx
+from dlfuzz.libraries import get
 
-TORCH_DTYPES = {"float16": "torch.float16", "bfloat16": "torch.bfloat16",
-                "float32": "torch.float32", "float64": "torch.float64"}
+TORCH_DTYPES = {d: get("torch").dtype(d) for d in FLOAT_DTYPES}
 
 RECURRENT = ("SimpleRNN", "LSTM", "GRU")
 
