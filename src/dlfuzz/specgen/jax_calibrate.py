@@ -24,6 +24,7 @@ from typing import Any
 
 from dlfuzz.engines.api.libspecs import DATA_DIR, LIBRARY_FILES, LibSpec, load_file
 from dlfuzz.specgen.jax_rules import CANDIDATE_DTYPES
+from dlfuzz.specgen.spec_edit import with_dtypes
 
 PROBE_DTYPES = ("bool", "int8", "int32", "int64", "uint8", "float16", "bfloat16", "float32",
                 "float64", "complex64")
@@ -43,12 +44,6 @@ def free_params(spec: LibSpec) -> tuple[list[str], list[str]]:
         elif "dtype" in p.structures and tuple(p.dtypes) == CANDIDATE_DTYPES:
             dtypes.append(p.name)
     return tensors, dtypes
-
-
-def with_dtypes(spec: LibSpec, dtypes: Mapping[str, tuple[str, ...]]) -> LibSpec:
-    params = tuple(replace(p, dtypes=tuple(dtypes[p.name])) if p.name in dtypes else p
-                   for p in spec.params)
-    return replace(spec, params=params)
 
 
 def probe_spec(spec: LibSpec, dtype: str, target: str) -> LibSpec:

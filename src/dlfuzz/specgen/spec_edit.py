@@ -7,6 +7,7 @@ execution taught and narrows dtypes; both go through here, so neither imports th
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -91,8 +92,8 @@ def _key(tree: Node) -> Any:
     return unparse(tree)
 
 
-def with_dtypes(spec: LibSpec, dtypes: dict[str, tuple[str, ...]]) -> LibSpec:
+def with_dtypes(spec: LibSpec, dtypes: Mapping[str, Sequence[str]]) -> LibSpec:
     """A copy with some parameters' dtypes replaced (what calibration narrows)."""
-    params = tuple(replace(p, dtypes=dtypes[p.name]) if p.name in dtypes else p
+    params = tuple(replace(p, dtypes=tuple(dtypes[p.name])) if p.name in dtypes else p
                    for p in spec.params)
     return replace(spec, params=params)

@@ -18,6 +18,7 @@ from typing import Any
 from dlfuzz.engines.api.constraints import ConstraintError, make
 from dlfuzz.engines.api.libspecs import LibSpec
 from dlfuzz.specgen import torch_hints as hints
+from dlfuzz.specgen.spec_edit import with_dtypes
 
 # dtypes torch's CPU kernels know; uint16/32/64 exist only as storage types there.
 TORCH_DTYPES = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
@@ -34,11 +35,6 @@ def probe_group(spec: LibSpec) -> list[str]:
     """Tensor parameters whose dtypes calibration decides together: all but those a
     source pinned to one dtype (index tensors are int64, a mask is bool)."""
     return [p.name for p in spec.params if p.tensor_like and len(p.dtypes) != 1]
-
-
-def with_dtypes(spec: LibSpec, dtypes: dict[str, tuple[str, ...]]) -> LibSpec:
-    return replace(spec, params=tuple(replace(p, dtypes=dtypes[p.name]) if p.name in dtypes
-                                      else p for p in spec.params))
 
 
 def run_cases(cases: list[Any], backend: str = "torch") -> list[Any]:
