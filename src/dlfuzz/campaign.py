@@ -266,7 +266,7 @@ class Campaign:
                     continue
                 seen.add(f.signature)
                 try:
-                    self.triage.handle(f, case)
+                    self.triage.handle(f, case, fs)
                 except Cancelled as exc:  # judged: the batch is recorded, triage is cut
                     cut = exc
         p = self.progress

@@ -96,6 +96,13 @@ class CaseKind:
         a reproducer for. Default: all of them."""
         return dict(backends)
 
+    def issue_case(self, case: Any, library: str) -> str:
+        """What was run, in markdown, for the bug's ``issue.md`` (``library``: the guilty
+        one, whose own call must be named). Default: the API and the inputs' dtypes and
+        shapes."""
+        inputs = ", ".join(f"{t.dtype}{list(t.shape)}" for t in getattr(case, "tensors", ()))
+        return f"Case: `{case.api}`" + (f" on inputs {inputs}" if inputs else "") + "."
+
     # ---- reproducers -------------------------------------------------------------------
 
     def expectation(self, finding: Finding, case: Any, outcomes: dict[str, Outcome],
@@ -149,7 +156,8 @@ class CaseKind:
 
 # Every hook a kind may override (the test of the registry checks each kind has them).
 HOOKS: tuple[str, ...] = (
-    "describe", "write_files", "title", "involved_backends", "expectation", "reproducer",
+    "describe", "write_files", "title", "involved_backends", "issue_case", "expectation",
+    "reproducer",
     "reduction", "localizes_values", "localizes_failures", "relabel", "numeric_details",
     "report_section")
 

@@ -1,4 +1,10 @@
-"""``dlfuzz findings DIR``: the confirmed bugs of a campaign (``--json`` for scripts)."""
+"""``dlfuzz findings DIR``: the confirmed bugs of a campaign (``--json`` for scripts).
+
+Bugs are listed most severe first (crash, wrong-result, special-value, inconsistency,
+validation, performance), one line per root cause with the places it showed at, under a
+line of counts per class. A campaign stored before severities and root causes existed
+gets them computed from its stored fields (``triage.severity``, ``triage.root_cause``).
+"""
 
 from __future__ import annotations
 
@@ -12,6 +18,8 @@ from rich.table import Table
 
 from dlfuzz.cli.common import literal, plain_console
 from dlfuzz.store.db import BugRow, Store
+from dlfuzz.triage.root_cause import stored_root_cause
+from dlfuzz.triage.severity import SEVERITIES, rank, severity_of
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -36,40 +44,100 @@ def bug_record(store: Store, bug: BugRow) -> dict[str, Any]:
         "reduced": bug.reduced_blob is not None,
         "dir": str(folder.resolve()) if folder else None, "repro": repro,
         "signature": bug.signature,
+        "severity": bug.severity or severity_of(bug.symptom, bug.details),
+        "root_cause": bug.root_cause or stored_root_cause(
+            bug.guilty_backend, bug.api, bug.symptom, bug.message, bug.details),
+        "places": bug.places or [{"backend": bug.guilty_backend, "api": bug.api,
+                                  "dtypes": "?", "symptom": bug.symptom,
+                                  "count": bug.occurrences}],
     }
+
+
+def ordered(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Most severe first; within a class, in the order they were found (stable)."""
+    return sorted(records, key=lambda r: rank(str(r["severity"])))
+
+
+def by_root_cause(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One record per root cause (the first bug of each, most severe class of all),
+    places merged and occurrences summed; a campaign written by this version has one
+    confirmed bug per root cause already, an older one may have several."""
+    groups: dict[str, dict[str, Any]] = {}
+    for r in records:
+        key = str(r["root_cause"])
+        if key not in groups:
+            groups[key] = {**r, "places": [dict(p) for p in r["places"]], "ids": [r["id"]]}
+            continue
+        g = groups[key]
+        g["ids"].append(r["id"])
+        g["occurrences"] += r["occurrences"]
+        if rank(str(r["severity"])) < rank(str(g["severity"])):
+            g["severity"] = r["severity"]
+        g["places"].extend(dict(p) for p in r["places"])
+    return ordered(list(groups.values()))
+
+
+def where(places: list[dict[str, Any]]) -> str:
+    """Where a root cause showed, short: backends, then APIs (if several), then dtypes."""
+    def uniq(key: str) -> list[str]:
+        return list(dict.fromkeys(str(p.get(key, "")) for p in places if p.get(key)))
+    backends, apis = uniq("backend"), uniq("api")
+    dtypes = sorted({d for p in places for d in str(p.get("dtypes", "")).split(",")
+                     if d and d not in ("?", "-")})
+    parts = [",".join(backends)]
+    if len(apis) > 1:
+        parts.append(",".join(apis))
+    if dtypes:
+        parts.append(",".join(dtypes))
+    return " ".join(p for p in parts if p)
+
+
+def class_counts(records: list[dict[str, Any]]) -> str:
+    """``crash 1 · wrong-result 2 · ...``: root causes per class, every class named."""
+    counts = {s: 0 for s in SEVERITIES}
+    for r in records:
+        counts[str(r["severity"])] = counts.get(str(r["severity"]), 0) + 1
+    return " · ".join(f"{s} {n}" for s, n in counts.items())
 
 
 def run(args: argparse.Namespace) -> int:
     store = Store.open(args.dir)
     try:
         bugs = store.bugs() if args.all else store.bugs("confirmed")
-        records = [bug_record(store, b) for b in bugs]
+        records = ordered([bug_record(store, b) for b in bugs])
     finally:
         store.close()
     if args.json:
         print(json.dumps(records, indent=2))
         return 0
     console = plain_console()
-    console.print(findings_table(records, str(args.dir), min(console.width, 160)))
+    grouped = by_root_cause(records)
+    console.print(findings_table(grouped, str(args.dir), min(console.width, 160)))
+    if records:
+        console.print(literal(f"{len(grouped)} root causes: {class_counts(grouped)}"))
     if not records:
         console.print("no confirmed bugs" + ("" if args.all else " (--all shows flaky ones)"))
     return 0
 
 
 def findings_table(records: list[dict[str, Any]], title: str, width: int = 80) -> Table:
-    """The bugs as a table ``width`` columns wide: ids, statuses and counts are never
-    wrapped or cut; symptom, backend and API are cut with an ellipsis past a cap; the
-    message gets the rest of the line, cut with an ellipsis. Every cell is literal text
-    (library messages may hold ``[dim]`` or ``[/x]``)."""
-    heads = ("id", "status", "symptom", "guilty", "api", "seen", "message")
-    rows = [(str(r["id"]), str(r["status"]), str(r["symptom"]), str(r["guilty_backend"] or "?"),
-             str(r["api"]), str(r["occurrences"]), " ".join(str(r["message"]).split()))
+    """The root causes as a table ``width`` columns wide: ids, statuses and counts are
+    never wrapped or cut; severity, root cause and places are cut with an ellipsis past a
+    cap; the message gets the rest of the line, cut with an ellipsis. Every cell is
+    literal text (library messages may hold ``[dim]`` or ``[/x]``)."""
+    heads = ("id", "severity", "root cause", "where", "seen", "message")
+    rows = [(str(r["id"]) + (f"+{len(r['ids']) - 1}" if len(r.get("ids", [])) > 1 else ""),
+             str(r["severity"]) + ("" if r["status"] == "confirmed" else f" ({r['status']})"),
+             str(r["root_cause"]), where(r["places"]), str(r["occurrences"]),
+             " ".join(str(r["message"]).split()))
             for r in records]
-    caps = (None, None, 14, 10, 20, None)  # None: never cut
     widths = [max([len(h)] + [len(row[i]) for row in rows]) for i, h in enumerate(heads)]
-    widths[:6] = [w if cap is None else min(w, cap) for w, cap in zip(widths, caps, strict=False)]
     gaps = 2 * (len(heads) - 1)  # a space of padding each side between columns
-    widths[6] = max(width - gaps - sum(widths[:6]), 8)
+    # What id, severity and count leave: 40% at most for the key, 20% for the places.
+    free = max(width - gaps - widths[0] - widths[1] - widths[4], 24)
+    widths[2] = min(widths[2], max(free * 2 // 5, 10))
+    widths[3] = min(widths[3], max(free // 5, 5))
+    widths[5] = max(width - gaps - sum(widths[:5]), 8)
     table = Table(title=literal(f"bugs in {title}"), box=box.SIMPLE_HEAD, show_edge=False,
                   pad_edge=False, collapse_padding=True)
     for head, w in zip(heads, widths, strict=True):

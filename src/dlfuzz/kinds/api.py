@@ -17,6 +17,7 @@ from dlfuzz.cases import ApiCase, CaseKind, Expectation, Finding, Outcome
 from dlfuzz.cases.kind import Reduction, TriageTools
 from dlfuzz.kinds.expectation import symptom_expectation
 from dlfuzz.kinds.report_html import table
+from dlfuzz.libraries import of_backend
 from dlfuzz.triage.reduce import DEFAULT_PASSES, drop_params
 from dlfuzz.triage.repro import reproducer
 
@@ -33,6 +34,23 @@ class ApiKind(CaseKind):
             "calls": {lib: {"target": c.target, "args": repr(c.args),
                             "kwargs": repr(c.kwargs)} for lib, c in case.calls},
         }
+
+    def title(self, finding: Finding, case: ApiCase) -> str:
+        """``<symptom> in <backend>: <the guilty library's own call>``: a tf bug found
+        from ``torch.erf`` is titled with the tf function the case called, never with
+        torch's name."""
+        return f"{finding.symptom} in {finding.guilty_backend or 'unknown'}: " \
+            f"{own_target(case, finding.guilty_backend)}"
+
+    def issue_case(self, case: ApiCase, library: str) -> str:
+        call = case.call_for(library)
+        inputs = ", ".join(f"x{i}: {t.dtype}{list(t.shape)}" for i, t in enumerate(case.tensors))
+        if call is None:
+            return super().issue_case(case, library)
+        kwargs = ", ".join(f"{k}={v!r}" for k, v in call.kwargs)
+        args = ", ".join([repr(a) for a in call.args] + ([kwargs] if kwargs else []))
+        return (f"Call: `{call.target}({args})`" + (f" with {inputs}" if inputs else "")
+                + " (`Ref(i)` is input `xi`).")
 
     def involved_backends(self, finding: Finding, case: ApiCase,
                           backends: dict[str, Any]) -> dict[str, Any]:
@@ -64,3 +82,14 @@ class ApiKind(CaseKind):
             for lib, c in described.get("calls", {}).items()]
         rows.append(("expect", described.get("expect", "")))
         return f"<h3>Calls of {escape(str(described.get('api', '')))}</h3>" + table(rows)
+
+
+def own_target(case: ApiCase, backend: str) -> str:
+    """The function ``backend``'s library calls for ``case`` (its own API name), or the
+    case's API when that library has no call of its own in the case (a plugin backend)."""
+    record = of_backend(backend)
+    call = case.call_for(record.name) if record is not None else None
+    if call is None or call.target.startswith("dlfuzz."):
+        # No own call, or a dlfuzz-written composition: name what it stands for.
+        return case.api if call is None else f"{case.api} (dlfuzz composition)"
+    return call.target

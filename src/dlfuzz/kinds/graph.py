@@ -84,6 +84,14 @@ class GraphKind(CaseKind):
             title += f" (found from {case.api})"
         return title
 
+    def issue_case(self, case: GraphCase, library: str) -> str:
+        ops = ", ".join(n.op for n in case.graph.nodes[:12])
+        more = " …" if len(case.graph.nodes) > 12 else ""
+        inputs = ", ".join(f"{t.dtype}{list(t.shape)}" for t in case.tensors)
+        return (f"Model of {len(case.graph.nodes)} layers ({ops}{more}) on inputs {inputs}; "
+                "the reproducer below builds it with the library's own layers "
+                "(weights in model.npz beside it).")
+
     def expectation(self, finding: Finding, case: GraphCase, outcomes: dict[str, Outcome],
                     tools: TriageTools) -> Expectation:
         return symptom_expectation(finding, case, outcomes, tools.judge)

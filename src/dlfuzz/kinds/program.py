@@ -32,6 +32,12 @@ class ProgramKind(CaseKind):
     def write_files(self, folder: Path, case: ProgramCase) -> None:
         write_atomic(folder / "program.py", case.source.encode())
 
+    def issue_case(self, case: ProgramCase, library: str) -> str:
+        edge = dict(case.edge)
+        where = f" around `{edge.get('api')}`" if edge.get("api") else ""
+        return (f"A {case.library} program (`program.py` beside this file){where}, "
+                f"expected to be {'rejected' if case.negative else 'valid'}.")
+
     def expectation(self, finding: Finding, case: ProgramCase, outcomes: dict[str, Outcome],
                     tools: TriageTools) -> Expectation:
         return program_expectation(finding, case, outcomes)

@@ -16,6 +16,8 @@ import numpy as np
 from dlfuzz.cases.kind import kind_named
 from dlfuzz.errors import UsageError
 from dlfuzz.store.db import BugRow, Store
+from dlfuzz.triage.root_cause import stored_root_cause
+from dlfuzz.triage.severity import SEVERITIES, rank, severity_of
 
 _CSS = """
 body{font-family:system-ui,sans-serif;margin:2em;max-width:70em;color:#222}
@@ -23,7 +25,23 @@ table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:
 text-align:left;vertical-align:top}th{background:#f3f3f3}pre{background:#f7f7f7;padding:.8em;
 overflow:auto;max-height:30em}.confirmed{color:#a00}.flaky{color:#888}
 section{border-top:2px solid #ddd;margin-top:2em}
+.crash,.wrong-result{color:#a00;font-weight:bold}
 """
+
+
+def severity(bug: BugRow) -> str:
+    """The bug's class (computed from its fields for a campaign stored before)."""
+    return bug.severity or severity_of(bug.symptom, bug.details)
+
+
+def root_cause(bug: BugRow) -> str:
+    return bug.root_cause or stored_root_cause(bug.guilty_backend, bug.api, bug.symptom,
+                                               bug.message, bug.details)
+
+
+def _places(bug: BugRow) -> str:
+    return "; ".join(f"{p.get('backend')} {p.get('api')} ({p.get('dtypes')}, "
+                     f"{p.get('symptom')}) ×{p.get('count', 1)}" for p in bug.places)
 
 
 def _preview(path: Path, limit: int = 64) -> list[tuple[str, str]]:
@@ -48,9 +66,12 @@ def _kv_table(rows: list[tuple[str, Any]]) -> str:
 
 def _bug_section(store: Store, bug: BugRow) -> str:
     parts = [f'<section id="{escape(bug.id)}"><h2>{escape(bug.id)}: '
+             f'<span class="{escape(severity(bug))}">{escape(severity(bug))}</span> — '
              f'{escape(bug.symptom)} in {escape(bug.guilty_backend or "?")} — '
              f'{escape(bug.api)}</h2>']
-    parts.append(_kv_table([("status", bug.status), ("stage", bug.stage),
+    parts.append(_kv_table([("severity", severity(bug)), ("root cause", root_cause(bug)),
+                            ("places", _places(bug)), ("status", bug.status),
+                            ("stage", bug.stage),
                             ("message", bug.message), ("occurrences", bug.occurrences),
                             ("confirmation", f"{bug.confirm_hits}/{bug.confirm_runs} re-runs"),
                             ("signature", bug.signature)]))
@@ -125,7 +146,8 @@ def write_report(store: Store, out: Path | None = None) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
     meta = store.meta()
     totals = store.totals()
-    bugs = store.bugs()
+    # Most severe first: crash and wrong-result lead the report.
+    bugs = sorted(store.bugs(), key=lambda b: (not b.confirmed, rank(severity(b))))
     confirmed = [b for b in bugs if b.confirmed]
     settings = meta.get("settings", {})
     html = [f"<!doctype html><html><head><meta charset='utf-8'><title>dlfuzz report</title>"
@@ -137,15 +159,23 @@ def write_report(store: Store, out: Path | None = None) -> Path:
         ("seed", settings.get("seed")), ("cases", totals["cases"]),
         ("time", f"{totals['seconds']:.0f} s"), ("confirmed bugs", len(confirmed)),
         ("flaky findings", sum(b.status == "flaky" for b in bugs))]))
+    counts = {s: len({root_cause(b) for b in confirmed if severity(b) == s}) for s in SEVERITIES}
+    html.append("<h2>Confirmed root causes per class</h2><table><tr>"
+                + "".join(f"<th class='{escape(s)}'>{escape(s)}</th>" for s in counts)
+                + "</tr><tr>" + "".join(f"<td>{n}</td>" for n in counts.values())
+                + "</tr></table>")
     html.append("<h2>Backends</h2><table><tr><th>backend</th><th>version</th><th>cases</th>"
                 "<th>crashes</th><th>timeouts</th><th>restarts</th></tr>")
     for r in store.backend_rows():
         html.append("<tr>" + "".join(f"<td>{escape(str(r[k]))}</td>" for k in
                     ("name", "version", "cases", "crashes", "timeouts", "restarts")) + "</tr>")
-    html.append("</table><h2>Bugs</h2><table><tr><th>id</th><th>status</th><th>symptom</th>"
+    html.append("</table><h2>Bugs</h2><table><tr><th>id</th><th>severity</th>"
+                "<th>root cause</th><th>status</th><th>symptom</th>"
                 "<th>guilty</th><th>API</th><th>message</th></tr>")
     for b in bugs:
         html.append(f"<tr><td><a href='#{escape(b.id)}'>{escape(b.id)}</a></td>"
+                    f"<td class='{escape(severity(b))}'>{escape(severity(b))}</td>"
+                    f"<td>{escape(root_cause(b))}</td>"
                     f"<td class='{escape(b.status)}'>{escape(b.status)}</td>"
                     f"<td>{escape(b.symptom)}</td><td>{escape(b.guilty_backend)}</td>"
                     f"<td>{escape(b.api)}</td><td>{escape(b.message[:200])}</td></tr>")

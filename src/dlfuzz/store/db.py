@@ -11,7 +11,7 @@ import json
 import shutil
 import sqlite3
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,10 @@ from dlfuzz.store.lock import CampaignLock
 
 DB_NAME = "campaign.db"
 FORMAT = "dlfuzz-campaign/1"
+# Columns added to ``bugs`` since format 1 was first written (``Store.migrate``).
+_ADDED_COLUMNS = (("severity", "TEXT NOT NULL DEFAULT ''"),
+                  ("root_cause", "TEXT NOT NULL DEFAULT ''"),
+                  ("places", "TEXT NOT NULL DEFAULT '[]'"))
 
 
 @dataclass(frozen=True)
@@ -43,6 +47,12 @@ class BugRow:
     details: dict[str, Any]
     created_at: float
     updated_at: float
+    # Set by triage (``triage.severity``, ``triage.root_cause``); "" in a campaign stored
+    # before they existed (readers compute them from the other fields then).
+    severity: str = ""
+    root_cause: str = ""
+    # Where the root cause showed: {backend, api, dtypes, symptom, count} per place.
+    places: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def confirmed(self) -> bool:
@@ -132,7 +142,26 @@ class Store:
         if fmt != FORMAT:
             store.close()
             raise UsageError(f"{purpose} {root}: campaign format {fmt!r} is not {FORMAT!r}")
+        try:
+            store.migrate()
+        except sqlite3.Error as exc:
+            store.close()
+            raise UsageError(f"{purpose} {root}: cannot add the severity/root-cause columns "
+                             f"to {DB_NAME} ({exc}); open it once where it is writable"
+                             ) from exc
         return store
+
+    def migrate(self) -> None:
+        """Add the columns a campaign of an earlier dlfuzz lacks (severity, root_cause,
+        places), empty: readers fill them from the stored fields. Idempotent."""
+        have = {r["name"] for r in self.conn.execute("PRAGMA table_info(bugs)")}
+        missing = [(c, d) for c, d in _ADDED_COLUMNS if c not in have]
+        if not missing:
+            return
+        with self._tx():
+            for column, decl in missing:
+                self.conn.execute(f"ALTER TABLE bugs ADD COLUMN {column} {decl}")
+            self.conn.execute("CREATE INDEX IF NOT EXISTS bugs_root_cause ON bugs(root_cause)")
 
     @classmethod
     def _connect(cls, root: Path) -> Store:
@@ -232,16 +261,53 @@ class Store:
             self.conn.execute(
                 "INSERT INTO bugs(id, signature, symptom, guilty_backend, api, stage, message, "
                 "status, occurrences, case_blob, reduced_blob, confirm_runs, confirm_hits, dir, "
-                "details, created_at, updated_at) VALUES "
-                "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "details, created_at, updated_at, severity, root_cause, places) VALUES "
+                "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (row.id, row.signature, row.symptom, row.guilty_backend, row.api, row.stage,
                  row.message, row.status, row.occurrences, row.case_blob, row.reduced_blob,
                  row.confirm_runs, row.confirm_hits, row.dir, json.dumps(row.details),
-                 row.created_at, row.updated_at))
+                 row.created_at, row.updated_at, row.severity, row.root_cause,
+                 json.dumps(row.places)))
+
+    def confirmed_bug_by_root_cause(self, root_cause: str) -> BugRow | None:
+        """The first confirmed bug of ``root_cause`` (None for "" or none yet)."""
+        if not root_cause:
+            return None
+        row = self.conn.execute(
+            "SELECT * FROM bugs WHERE root_cause = ? AND status = 'confirmed' "
+            "ORDER BY created_at LIMIT 1", (root_cause,)).fetchone()
+        return _bug(row) if row else None
+
+    def add_place(self, bug_id: str, place: dict[str, Any], severity: str = "",
+                  rank: dict[str, int] | None = None) -> None:
+        """One more occurrence of bug ``bug_id`` at ``place`` (backend, api, dtypes,
+        symptom): its count grows, or it is appended. ``severity`` replaces the bug's when
+        ``rank`` ranks it more severe (lower), so a crash place makes the bug a crash."""
+        key = ("backend", "api", "dtypes", "symptom")
+        with self._tx():
+            row = self.conn.execute("SELECT places, severity FROM bugs WHERE id = ?",
+                                    (bug_id,)).fetchone()
+            if row is None:
+                return
+            places = json.loads(row["places"] or "[]")
+            for p in places:
+                if all(p.get(k) == place.get(k) for k in key):
+                    p["count"] = int(p.get("count", 1)) + 1
+                    break
+            else:
+                places.append({**{k: place.get(k, "") for k in key}, "count": 1})
+            new = row["severity"]
+            if severity and rank is not None and rank.get(severity, 99) < rank.get(new, 99):
+                new = severity
+            self.conn.execute("UPDATE bugs SET places = ?, severity = ?, "
+                              "occurrences = occurrences + 1, updated_at = ? WHERE id = ?",
+                              (json.dumps(places), new, time.time(), bug_id))
 
     def update_bug(self, bug_id: str, **fields: Any) -> None:
         if "details" in fields:
             fields["details"] = json.dumps(fields["details"])
+        if "places" in fields:
+            fields["places"] = json.dumps(fields["places"])
         fields["updated_at"] = time.time()
         cols = ", ".join(f"{k} = ?" for k in fields)
         with self._tx():
@@ -274,6 +340,7 @@ class _Transaction:
 def _bug(row: sqlite3.Row) -> BugRow:
     data = dict(row)
     data["details"] = json.loads(data["details"] or "{}")
+    data["places"] = json.loads(data.get("places") or "[]")
     return BugRow(**data)
 
 

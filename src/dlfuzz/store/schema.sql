@@ -11,7 +11,11 @@ CREATE TABLE IF NOT EXISTS batches (
     seconds     REAL NOT NULL,
     finished_at REAL NOT NULL
 );
--- One row per root cause (signature). status: pending | confirmed | flaky.
+-- One row per bug (first signature of its root cause). status: pending | confirmed | flaky.
+-- severity: crash | wrong-result | special-value | inconsistency | validation | performance;
+-- root_cause: the key findings of other signatures merge into (triage.root_cause);
+-- places: JSON list of {backend, api, dtypes, symptom, count} where it showed.
+-- A campaign stored before these three columns existed gets them on open (db.migrate).
 CREATE TABLE IF NOT EXISTS bugs (
     id             TEXT PRIMARY KEY,
     signature      TEXT UNIQUE NOT NULL,
@@ -29,8 +33,12 @@ CREATE TABLE IF NOT EXISTS bugs (
     dir            TEXT,
     details        TEXT NOT NULL DEFAULT '{}',
     created_at     REAL NOT NULL,
-    updated_at     REAL NOT NULL
+    updated_at     REAL NOT NULL,
+    severity       TEXT NOT NULL DEFAULT '',
+    root_cause     TEXT NOT NULL DEFAULT '',
+    places         TEXT NOT NULL DEFAULT '[]'
 );
+CREATE INDEX IF NOT EXISTS bugs_root_cause ON bugs(root_cause);
 CREATE TABLE IF NOT EXISTS backends (
     name     TEXT PRIMARY KEY,
     version  TEXT NOT NULL,

@@ -16,7 +16,9 @@ from typing import Any
 
 from dlfuzz.backends.base import Backend
 from dlfuzz.cases import ApiCase, Expectation, Outcome, kind_of
+from dlfuzz.libraries import of_backend
 from dlfuzz.store.artifacts import npz_bytes, replace_dir, write_atomic
+from dlfuzz.triage.issue_report import IssueFacts, issue_markdown
 
 
 @dataclass(frozen=True)
@@ -29,6 +31,9 @@ class BugFolder:
     backends: dict[str, Backend]  # backend name -> instance (host side, for repro text)
     versions: dict[str, str]
     meta: dict[str, Any]
+    severity: str = ""
+    root_cause: str = ""
+    places: tuple[dict[str, Any], ...] = ()
 
 
 def repro_name(backend: str, suffix: str = ".py") -> str:
@@ -38,6 +43,26 @@ def repro_name(backend: str, suffix: str = ".py") -> str:
 def case_description(case: ApiCase) -> dict[str, Any]:
     """A readable account of a case (the pickle beside it is the exact one)."""
     return kind_of(case).describe(case)
+
+
+def issue_text(folder: BugFolder, staging: Path, repros: dict[str, str]) -> str:
+    """The folder's ``issue.md`` (``triage.issue_report``), from what is being written."""
+    guilty = str(folder.meta.get("guilty_backend", ""))
+    record = of_backend(guilty)
+    library = record.name if record is not None else guilty
+    repro_name = repros.get(guilty, "")
+    repro = (staging / repro_name).read_text() if repro_name else ""
+    involved = {b: v for b, v in folder.versions.items()
+                if b in folder.outcomes or b == guilty}
+    return issue_markdown(IssueFacts(
+        title=folder.title, guilty_backend=guilty,
+        library=record.title if record is not None else guilty,
+        severity=folder.severity, root_cause=folder.root_cause,
+        message=str(folder.meta.get("message", "")),
+        details=folder.meta.get("details") or {}, versions=involved or folder.versions,
+        expectation=folder.expectation, outcomes=folder.outcomes,
+        case_text=kind_of(folder.case).issue_case(folder.case, library),
+        repro=repro, repro_name=repro_name, places=folder.places))
 
 
 def write_bug_folder(root: Path, folder: BugFolder) -> tuple[Path, dict[str, str]]:
@@ -81,7 +106,9 @@ def write_bug_folder(root: Path, folder: BugFolder) -> tuple[Path, dict[str, str
         write_atomic(staging / file_name, text.encode())
         repros[name] = file_name
     meta = {**folder.meta, "id": folder.bug_id, "title": folder.title, "repro": repros,
-            "versions": folder.versions, "case_kind": kind.name}
+            "versions": folder.versions, "case_kind": kind.name,
+            "severity": folder.severity, "root_cause": folder.root_cause}
+    write_atomic(staging / "issue.md", issue_text(folder, staging, repros).encode())
     write_atomic(staging / "meta.json", json.dumps(meta, indent=2, default=str).encode())
     replace_dir(staging, final)
     return final, repros

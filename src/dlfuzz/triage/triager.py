@@ -1,6 +1,10 @@
 """From raw findings to bugs: dedup by signature, confirm by re-running, reduce, write.
 
-A new signature is confirmed by re-running its case ``confirm_runs`` times; only if every
+A finding is first given its root cause (``triage.root_cause``) and severity
+(``triage.severity``). A known signature, or a new signature whose root cause already
+has a confirmed bug, only adds an occurrence at its place (backend, API, dtypes,
+symptom) of that bug: no re-run, no reduction, no second bug. Otherwise the new signature
+is confirmed by re-running its case ``confirm_runs`` times; only if every
 re-run shows the same signature is it ``confirmed``, otherwise it is labelled ``flaky``
 and never reported as a confirmed bug. A confirmed bug is stored at once (so a kill
 during reduction loses nothing), then reduced and its folder rewritten.
@@ -13,17 +17,20 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from dlfuzz.backends.base import Backend
 from dlfuzz.cases import ApiCase, Expectation, Finding, Outcome, TriageTools, kind_of
 from dlfuzz.cases.kind import Checker  # runs cases and applies every oracle
+from dlfuzz.oracles.base import input_dtypes
 from dlfuzz.oracles.reference import Judge
 from dlfuzz.store.db import BugRow, Store
 from dlfuzz.triage.bugdir import BugFolder, write_bug_folder
 from dlfuzz.triage.reduce import reduce_case
+from dlfuzz.triage.root_cause import Backends, root_cause_key
+from dlfuzz.triage.severity import SEVERITIES, finding_severity
 
 
 @dataclass(frozen=True)
@@ -36,6 +43,9 @@ class TriageSettings:
 # Every reduction run of a hang costs a full timeout, and of a crash a worker restart
 # (seconds for TF or JAX): those get a small budget, hangs none.
 REDUCE_RUNS_BY_SYMPTOM = {"timeout": 0, "crash": 24, "oom": 24, "performance": 0}
+
+
+_RANK = {s: i for i, s in enumerate(SEVERITIES)}
 
 
 def bug_id_for(signature: str) -> str:
@@ -65,11 +75,26 @@ class Triage:
         needed = set(eager) | {finding.guilty_backend}
         return [b for b in self.backends if b in needed]
 
-    def handle(self, finding: Finding, case: ApiCase) -> tuple[str, bool]:
-        """Returns (bug id, is_new)."""
+    def root_cause(self, finding: Finding, case: ApiCase,
+                   case_findings: Sequence[Finding] = ()) -> str:
+        """The root-cause key of ``finding`` (``case_findings``: all of its case's)."""
+        library_of = {b: getattr(be, "library", "") for b, be in self.backends.items()}
+        return root_cause_key(finding, case, Backends(library_of, self.compiled),
+                              case_findings)
+
+    def handle(self, finding: Finding, case: ApiCase,
+               case_findings: Sequence[Finding] = ()) -> tuple[str, bool]:
+        """Returns (bug id, is_new). ``case_findings``: every finding of ``case`` (which
+        other backends are blamed for the same mechanism decides the root cause)."""
+        severity = finding_severity(finding, case)
+        key = self.root_cause(finding, case, case_findings)
+        place = {"backend": finding.guilty_backend, "api": finding.api,
+                 "dtypes": input_dtypes(case), "symptom": finding.symptom}
         existing = self.store.bug_by_signature(finding.signature)
+        if existing is None:
+            existing = self.store.confirmed_bug_by_root_cause(key)
         if existing is not None:
-            self.store.count_occurrence(existing.id)
+            self.store.add_place(existing.id, place, severity, _RANK)
             return existing.id, False
         bug_id = bug_id_for(finding.signature)
         needed = self.needed_backends(finding)
@@ -87,7 +112,8 @@ class Triage:
             message=finding.message, status=status, occurrences=1,
             case_blob=self.store.blobs.put(case), reduced_blob=None,
             confirm_runs=self.settings.confirm_runs, confirm_hits=hits, dir=None,
-            details=dict(finding.details), created_at=now, updated_at=now)
+            details=dict(finding.details), created_at=now, updated_at=now,
+            severity=severity, root_cause=key, places=[{**place, "count": 1}])
         self.store.add_bug(row)
         if status != "confirmed" or last is None:
             return bug_id, True
@@ -133,10 +159,14 @@ class Triage:
         title = kind.title(finding, case)
         involved = kind.involved_backends(
             finding, case, {b: self.backends[b] for b in outcomes if b in self.backends})
+        row = self.store.bug(bug_id)
         folder = BugFolder(
             bug_id=bug_id, title=title, case=case, outcomes=outcomes,
             expectation=self.expectation(finding, case, outcomes), backends=involved,
             versions=self.versions,
+            severity=row.severity if row else finding_severity(finding, case),
+            root_cause=row.root_cause if row else "",
+            places=tuple(row.places) if row else (),
             meta={"signature": finding.signature, "symptom": finding.symptom,
                   "guilty_backend": finding.guilty_backend, "api": finding.api,
                   "stage": finding.stage, "message": finding.message,

@@ -1,0 +1,217 @@
+"""Root-cause keys: one bug per mechanism, however many ways it was reached.
+
+A signature (``oracles.signature``) says how a finding looked: its symptom, backend, API,
+dtypes and message. Many signatures are one bug for a maintainer. The root-cause key is
+what they share, visible and stable (a baseline file or an exported regression test can
+name it)::
+
+    <who>/<op>/<mechanism>        e.g.  tf/hypot/special-value
+                                        torch/conv2d/wrong-result
+                                        tfjs-wasm/min-max-clip/nan-propagation
+                                        tf/tridiagonalsolve/memory
+
+* ``who``: the guilty backend's library (``tf`` for ``tf`` and ``tf-xla``), so execution
+  modes merge; a compiled mode keeps its own name (``tf-xla``) when its eager sibling is
+  not wrong on the same case: that is a compiler bug. A library served by several eager
+  backends (``keras-tf``/``keras-jax``/``keras-torch``, ``tfjs-cpu``/``tfjs-wasm``) is
+  named once (``keras``) when more than one of its backends shows the mechanism on the
+  case (backend-independent code), else by the one backend (its own kernel).
+* ``op``: the API or layer name reduced to its last dotted component, lower-cased,
+  without underscores, then through ``op_aliases.json`` (``torch.slogdet`` and
+  ``torch.linalg.slogdet`` -> ``slogdet``; the ``Conv2D`` layer of the model engine and
+  ``torch.nn.functional.conv2d`` of the API engine -> ``conv2d``). A family row of
+  ``families.json`` replaces op and mechanism by the family's name and label when the
+  op is a member and the mechanism matches (min/max/clip/relu6 NaN propagation).
+* ``mechanism``: never a dtype, never a number. Numeric findings give their severity
+  class (``wrong-result``, ``special-value``, ``ill-conditioned``, ``inconsistency``
+  when demoted); ``shape``; a status finding its exception type and first words;
+  ``accepts-invalid:<parameter>`` for validation gaps; ``hang``, ``oom``, ``abort``.
+  A memory-safety crash (SIGSEGV, SIGBUS, a wasm out-of-bounds access) and
+  nondeterministic output (uninitialised memory read) are both ``memory``: an unchecked
+  size (a negative output size, say) shows as either, depending on what the memory held,
+  so those two symptoms of one op are one root cause. Other symptoms stay apart.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from dlfuzz.oracles.signature import normalize_message
+from dlfuzz.triage.severity import severity_of
+
+_MEMORY = re.compile(r"SIGSEGV|SIGBUS|SIGILL|memory access out of bounds|heap|"
+                     r"corrupt|double free|use.after.free|stack smashing", re.I)
+_ABORT = re.compile(r"SIGABRT|abort|check failed|assert", re.I)
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NOT_PARAMS = {"and", "or", "not", "in", "is", "len", "ndim", "shape", "dtype", "none",
+               "true", "false", "int", "float", "all", "any", "abs", "min", "max",
+               "input", "x", "self", "size", "numel", "dim", "rank", "of", "the"}
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    label: str
+    ops: frozenset[str]
+    mechanisms: tuple[str, ...]  # "*" matches any
+    when: str  # "" or "empty-input"
+    reason: str
+
+    def matches(self, op: str, mechanism: str, empty_input: bool) -> bool:
+        if op not in self.ops or (self.when == "empty-input" and not empty_input):
+            return False
+        return "*" in self.mechanisms or mechanism in self.mechanisms
+
+
+def _data(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(
+        resources.files("dlfuzz.triage").joinpath(name).read_text(encoding="utf-8"))
+    return data
+
+
+@cache
+def aliases() -> dict[str, str]:
+    """Reduced name -> canonical op (``op_aliases.json``)."""
+    out: dict[str, str] = {}
+    for row in _data("op_aliases.json")["aliases"]:
+        for name in row["names"]:
+            out[name] = row["op"]
+    return out
+
+
+@cache
+def families() -> tuple[Family, ...]:
+    return tuple(Family(r["name"], r["label"], frozenset(r["ops"]), tuple(r["mechanisms"]),
+                        r.get("when", ""), r["reason"])
+                 for r in _data("families.json")["families"])
+
+
+def op_name(api: str) -> str:
+    """The canonical operation of an API, layer or program-block name.
+
+    A label with ``:`` (an unlocalized model ``seed:method``, a program template) is no
+    operation and is kept whole, lower-cased."""
+    text = api.strip()
+    if ":" in text:
+        return text.lower().replace("/", "_")
+    leaf = text.rsplit(".", 1)[-1].lower().replace("_", "")
+    return aliases().get(leaf, leaf) or "unknown"
+
+
+def _slug(text: str, words: int = 6) -> str:
+    parts = re.findall(r"[a-z0-9]+", normalize_message(text).lower())
+    return "-".join(parts[:words]) or "error"
+
+
+def constraint_params(constraint: str) -> str:
+    """The parameter names a broken constraint speaks of (``0 <= p <= 1`` -> ``p``)."""
+    names = sorted({w for w in _WORD.findall(constraint) if w.lower() not in _NOT_PARAMS})
+    return "+".join(names) or _slug(constraint, 3)
+
+
+def mechanism(symptom: str, message: str, details: Mapping[str, Any],
+              severity: str | None = None, case: Any = None) -> str:
+    """The symptom-independent part of a root cause (see the module doc)."""
+    if symptom in ("crash", "nondeterministic"):
+        if symptom == "nondeterministic" or _MEMORY.search(message):
+            return "memory"
+        return "abort" if _ABORT.search(message) else "crash"
+    if symptom == "timeout":
+        return "hang"
+    if symptom == "oom":
+        return "oom"
+    if symptom == "boundary":
+        constraint = str(details.get("constraint") or details.get("edge_param") or "")
+        return f"accepts-invalid:{constraint_params(constraint)}"
+    if symptom in ("numeric", "nan"):
+        if details.get("ill_conditioned"):
+            return "ill-conditioned"
+        return severity or severity_of(symptom, details, case)
+    if symptom == "status":
+        return f"error:{_slug(message)}"
+    if symptom == "performance":
+        metric = details.get("metric")
+        return f"performance:{metric}" if metric else "performance"
+    return symptom or "unknown"
+
+
+def has_empty_input(case: Any) -> bool:
+    return any(getattr(t, "size", 1) == 0 for t in getattr(case, "tensors", ()) or ())
+
+
+@dataclass(frozen=True)
+class Backends:
+    """What the key needs to know about a campaign's backends."""
+
+    library_of: Mapping[str, str]
+    compiled: Mapping[str, bool]
+
+    def library(self, backend: str) -> str:
+        lib = self.library_of.get(backend)
+        if lib:
+            return lib
+        from dlfuzz.libraries import of_backend  # records only, no library import
+
+        record = of_backend(backend)
+        return record.name if record is not None else (backend or "unknown")
+
+    def eager_of(self, library: str) -> list[str]:
+        return [b for b, lib in self.library_of.items()
+                if lib == library and not self.compiled.get(b, False)]
+
+
+def who(backend: str, backends: Backends, also_guilty: Sequence[str]) -> str:
+    """The key's first part: the library, or the backend whose own code is at fault.
+
+    ``also_guilty``: other backends blamed for the same op and mechanism on the same case.
+    """
+    lib = backends.library(backend)
+    same_lib = [b for b in also_guilty if b != backend and backends.library(b) == lib]
+    if backends.compiled.get(backend, False):
+        eager_too = any(not backends.compiled.get(b, False) for b in same_lib)
+        return lib if eager_too else backend
+    if len(backends.eager_of(lib)) <= 1:
+        return lib
+    return lib if same_lib else backend
+
+
+def key_parts(api: str, symptom: str, message: str, details: Mapping[str, Any],
+              severity: str | None = None, case: Any = None) -> tuple[str, str]:
+    """(op part, mechanism part) of a key, families applied."""
+    op = op_name(api)
+    mech = mechanism(symptom, message, details, severity, case)
+    empty = has_empty_input(case)
+    for fam in families():
+        if fam.matches(op, mech, empty):
+            return fam.name, fam.label
+    if empty and mech in ("wrong-result", "special-value", "inconsistency", "shape"):
+        mech = f"empty-input-{mech}"
+    return op, mech
+
+
+def root_cause_key(finding: Any, case: Any, backends: Backends,
+                   case_findings: Sequence[Any] = ()) -> str:
+    """The root-cause key of ``finding`` on ``case``; ``case_findings``: every finding
+    of the same case (the other backends it blames decide the ``who`` part)."""
+    details = dict(finding.details)
+    op, mech = key_parts(finding.api, finding.symptom, finding.message, details, case=case)
+    also = [f.guilty_backend for f in case_findings
+            if f.guilty_backend and f.guilty_backend != finding.guilty_backend
+            and key_parts(f.api, f.symptom, f.message, dict(f.details), case=case)
+            == (op, mech)]
+    return f"{who(finding.guilty_backend, backends, also)}/{op}/{mech}"
+
+
+def stored_root_cause(guilty_backend: str, api: str, symptom: str, message: str,
+                      details: Mapping[str, Any]) -> str:
+    """A key for a bug stored before keys existed: no case and no sibling findings, so
+    the backend's library names it (modes of one library merge)."""
+    op, mech = key_parts(api, symptom, message, details)
+    lib = Backends({}, {}).library(guilty_backend)
+    return f"{lib}/{op}/{mech}"
