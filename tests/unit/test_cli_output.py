@@ -31,7 +31,9 @@ def make_campaign(root: Path, messages: list[str]) -> Path:
         now = time.time()
         store.add_bug(BugRow(
             id=f"b{i:010x}", signature=f"sig{i}", symptom="crash", guilty_backend="torch",
-            api="torch.nn.functional.conv_transpose3d", stage="run", message=msg,
+            # One API per bug: bugs of one API, symptom and mechanism are one root
+            # cause, one line of the table.
+            api=f"torch.nn.functional.conv_transpose3d_{i}", stage="run", message=msg,
             status="confirmed", occurrences=3, case_blob="x", reduced_blob=None,
             confirm_runs=2, confirm_hits=2, dir=None, details={}, created_at=now,
             updated_at=now))

@@ -133,10 +133,10 @@ def findings_table(records: list[dict[str, Any]], title: str, width: int = 80) -
             for r in records]
     widths = [max([len(h)] + [len(row[i]) for row in rows]) for i, h in enumerate(heads)]
     gaps = 2 * (len(heads) - 1)  # a space of padding each side between columns
-    # What id, severity and count leave: 40% at most for the key, 20% for the places.
+    # What id, severity and count leave: 40% at most for the key, 30% for the places.
     free = max(width - gaps - widths[0] - widths[1] - widths[4], 24)
     widths[2] = min(widths[2], max(free * 2 // 5, 10))
-    widths[3] = min(widths[3], max(free // 5, 5))
+    widths[3] = min(widths[3], max(free * 3 // 10, 5))
     widths[5] = max(width - gaps - sum(widths[:5]), 8)
     table = Table(title=literal(f"bugs in {title}"), box=box.SIMPLE_HEAD, show_edge=False,
                   pad_edge=False, collapse_padding=True)

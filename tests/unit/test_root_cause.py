@@ -1,0 +1,153 @@
+"""Root-cause keys: one key per mechanism, merged across dtypes, modes, aliases, families
+and engines; apart where the mechanism differs (a compiler alone wrong, another class)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dlfuzz.cases import ApiCase, Call, Ref, Tensor
+from dlfuzz.oracles.base import finding, input_dtypes
+from dlfuzz.triage.root_cause import (
+    Backends,
+    constraint_params,
+    families,
+    op_name,
+    root_cause_key,
+    stored_root_cause,
+)
+
+BACKENDS = Backends(
+    {"numpy": "numpy", "torch": "torch", "torch-compile": "torch", "tf": "tf",
+     "tf-xla": "tf", "jax": "jax", "jax-jit": "jax", "keras-tf": "keras",
+     "keras-jax": "keras", "keras-torch": "keras", "tfjs-cpu": "tfjs", "tfjs-wasm": "tfjs"},
+    {"torch-compile": True, "tf-xla": True, "jax-jit": True})
+FINITE = {"special_values": ""}
+
+
+def case(api: str, *arrays: np.ndarray, libs: tuple[str, ...] = ("tf",)) -> ApiCase:
+    return ApiCase(api, tuple(Tensor.from_numpy(a) for a in arrays),
+                   tuple((lib, Call(f"{lib}.{api.rsplit('.', 1)[-1]}", (Ref(0),)))
+                         for lib in libs))
+
+
+def numeric(c: ApiCase, backend: str, **details):
+    return finding("differential", "numeric", c, backend, "call", "1/2 elements off",
+                   signature_message=f"inputs {input_dtypes(c)}", **details)
+
+
+def key(f, c, others=()) -> str:
+    return root_cause_key(f, c, BACKENDS, others)
+
+
+def test_dtypes_change_the_signature_but_not_the_root_cause() -> None:
+    c32 = case("tf.math.hypot", np.ones(3, np.float32))
+    c64 = case("tf.math.hypot", np.ones(3, np.float64))
+    f32, f64 = numeric(c32, "tf", **FINITE), numeric(c64, "tf", **FINITE)
+    assert f32.signature != f64.signature
+    assert key(f32, c32) == key(f64, c64) == "tf/hypot/wrong-result"
+
+
+def test_modes_of_one_library_merge_when_eager_is_wrong_too() -> None:
+    c = case("tf.math.hypot", np.array([np.inf, 1.0], np.float32))
+    special = {"special_values": "inputs hold inf, nan"}
+    eager, xla = numeric(c, "tf", **special), numeric(c, "tf-xla", **special)
+    both = [eager, xla]
+    assert key(eager, c, both) == key(xla, c, both) == "tf/hypot/special-value"
+
+
+def test_a_compiled_mode_alone_wrong_keeps_its_own_key() -> None:
+    c = case("torch.cumsum", np.ones(8, np.float32), libs=("torch",))
+    alone = numeric(c, "torch-compile", **FINITE)
+    assert key(alone, c, [alone]) == "torch-compile/cumsum/wrong-result"
+    # The eager library wrong on another mechanism does not pull the compiler's bug in.
+    eager_other = finding("status", "status", c, "torch", "call", "RuntimeError: boom")
+    assert key(alone, c, [alone, eager_other]) == "torch-compile/cumsum/wrong-result"
+
+
+def test_keras_code_blamed_on_every_keras_backend_is_one_keras_root_cause() -> None:
+    c = case("keras.layers.Dense", np.ones((2, 3), np.float32), libs=("keras",))
+    found = [finding("program-state", "status", c, b, "call",
+                     "ValueError: units must be positive, got 0", kind="valid program raised")
+             for b in ("keras-tf", "keras-jax", "keras-torch")]
+    keys = {key(f, c, found) for f in found}
+    assert keys == {"keras/dense/error:valueerror-units-must-be-positive-got"}
+    # One Keras backend alone: its own backend code.
+    assert key(found[1], c, [found[1]]).startswith("keras-jax/dense/")
+
+
+def test_aliases_and_namespaces_share_one_op() -> None:
+    assert op_name("torch.slogdet") == op_name("torch.linalg.slogdet") == "slogdet"
+    assert op_name("tf.raw_ops.LogMatrixDeterminant") == "slogdet"
+    assert op_name("jax.numpy.linalg.det") == op_name("numpy.linalg.det") == "det"
+    assert op_name("tf.clip_by_value") == op_name("torch.clamp") == "clip"
+    c1 = case("torch.slogdet", np.eye(2, dtype=np.float32), libs=("torch",))
+    c2 = case("torch.linalg.slogdet", np.eye(2, dtype=np.float64), libs=("torch",))
+    assert key(numeric(c1, "torch", **FINITE), c1) == key(numeric(c2, "torch", **FINITE), c2)
+
+
+def test_api_engine_and_model_engine_share_one_op_family() -> None:
+    # The API engine files torch.nn.functional.conv2d; the model engine, localized, files
+    # the layer kind Conv2D (its finding's api is relabelled to the layer).
+    assert op_name("torch.nn.functional.conv2d") == op_name("Conv2D") == "conv2d"
+    assert op_name("keras.layers.Conv2DTranspose") == op_name(
+        "torch.nn.functional.conv_transpose2d") == "convtranspose2d"
+    assert op_name("BatchNormalization") == op_name("torch.nn.functional.batch_norm")
+
+
+def test_sibling_apis_with_one_mechanism_are_one_family() -> None:
+    nan = {"special_values": "inputs hold nan"}
+    keys = set()
+    for api in ("tf.minimum", "tf.maximum", "tf.clipByValue", "tf.relu6", "tf.max"):
+        c = case(api, np.array([np.nan, 1.0], np.float32), libs=("tfjs",))
+        keys.add(key(numeric(c, "tfjs-wasm", **nan), c))
+    assert keys == {"tfjs-wasm/min-max-clip/nan-propagation"}
+    # The same ops wrong on finite inputs are not that family.
+    c = case("tf.maximum", np.ones(2, np.float32), libs=("tfjs",))
+    assert key(numeric(c, "tfjs-wasm", **FINITE), c) == "tfjs-wasm/maximum/wrong-result"
+
+
+def test_empty_reductions_are_one_family() -> None:
+    keys = set()
+    for api in ("tf.sum", "tf.prod", "tf.mean", "tf.max", "tf.min"):
+        c = case(api, np.zeros((0, 3), np.float32), libs=("tfjs",))
+        keys.add(key(numeric(c, "tfjs-cpu", **FINITE), c))
+    assert keys == {"tfjs-cpu/empty-reduction/empty-input"}
+
+
+def test_norm_eps_validation_is_one_family() -> None:
+    keys = set()
+    for api in ("torch.nn.BatchNorm2d", "torch.nn.LayerNorm", "torch.nn.GroupNorm",
+                "torch.nn.InstanceNorm1d"):
+        c = case(api, np.ones((2, 4), np.float32), libs=("torch",))
+        f = finding("boundary", "boundary", c, "torch", "call", "accepted",
+                    f"accepts input breaking {api} eps > 0", constraint="eps > 0")
+        keys.add(key(f, c))
+    assert keys == {"torch/norm-eps/eps-validation"}
+    assert {f.name for f in families()} >= {"min-max-clip", "empty-reduction", "norm-eps"}
+
+
+def test_one_mechanism_under_two_symptoms_is_one_root_cause() -> None:
+    # An unchecked negative output size: a segfault on one input, garbage on another.
+    c = case("tf.image.resizeBilinear", np.ones((1, 2, 2, 1), np.float32), libs=("tfjs",))
+    crash = finding("crash", "crash", c, "tfjs-wasm", "worker",
+                    "RuntimeError: memory access out of bounds", "RuntimeError")
+    garbage = finding("determinism", "nondeterministic", c, "tfjs-wasm", "call",
+                      "the same input gave different outputs on two runs")
+    assert crash.signature != garbage.signature
+    assert key(crash, c) == key(garbage, c) == "tfjs-wasm/resizebilinear/memory"
+    hang = finding("crash", "timeout", c, "tfjs-wasm", "call", "no result", "timeout")
+    assert key(hang, c) == "tfjs-wasm/resizebilinear/hang"
+
+
+def test_the_class_and_the_constraint_keep_mechanisms_apart() -> None:
+    c = case("tf.math.hypot", np.ones(3, np.float32))
+    assert key(numeric(c, "tf", **FINITE), c) != key(
+        numeric(c, "tf", special_values="inputs hold nan"), c)
+    assert constraint_params("0 <= p <= 1") == "p"
+    assert constraint_params("len(output_size) == ndim") == "output_size"
+
+
+def test_a_bug_stored_before_keys_existed_gets_a_key_from_its_fields() -> None:
+    assert stored_root_cause("tf-xla", "tf.math.hypot", "numeric", "m",
+                             {"special_values": "inputs hold nan"}) == \
+        "tf/hypot/special-value"
