@@ -260,7 +260,10 @@ class Campaign:
         for (case, outcomes), fs in zip(items, found, strict=True):
             self.engine.feedback(case, outcomes, fs)
             seen: set[str] = set()
-            for f in fs:
+            # Eager backends' findings first: a bug that the eager mode and a compiled one
+            # share is filed (and reproduced) on the eager mode; the compiled mode's
+            # finding is then a place of it (triage.root_cause).
+            for f in sorted(fs, key=lambda f: self.compiled.get(f.guilty_backend, False)):
                 n_findings += 1
                 if f.signature in seen or cut is not None:
                     continue

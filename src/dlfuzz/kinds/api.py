@@ -13,7 +13,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from dlfuzz.cases import ApiCase, CaseKind, Expectation, Finding, Outcome
+from dlfuzz.cases import ApiCase, CaseKind, Expectation, Finding, Outcome, Ref
 from dlfuzz.cases.kind import Reduction, TriageTools
 from dlfuzz.kinds.expectation import symptom_expectation
 from dlfuzz.kinds.report_html import table
@@ -47,10 +47,9 @@ class ApiKind(CaseKind):
         inputs = ", ".join(f"x{i}: {t.dtype}{list(t.shape)}" for i, t in enumerate(case.tensors))
         if call is None:
             return super().issue_case(case, library)
-        kwargs = ", ".join(f"{k}={v!r}" for k, v in call.kwargs)
-        args = ", ".join([repr(a) for a in call.args] + ([kwargs] if kwargs else []))
-        return (f"Call: `{call.target}({args})`" + (f" with {inputs}" if inputs else "")
-                + " (`Ref(i)` is input `xi`).")
+        kwargs = ", ".join(f"{k}={_source(v)}" for k, v in call.kwargs)
+        args = ", ".join([_source(a) for a in call.args] + ([kwargs] if kwargs else []))
+        return f"Call: `{call.target}({args})`" + (f" with {inputs}." if inputs else ".")
 
     def involved_backends(self, finding: Finding, case: ApiCase,
                           backends: dict[str, Any]) -> dict[str, Any]:
@@ -82,6 +81,18 @@ class ApiKind(CaseKind):
             for lib, c in described.get("calls", {}).items()]
         rows.append(("expect", described.get("expect", "")))
         return f"<h3>Calls of {escape(str(described.get('api', '')))}</h3>" + table(rows)
+
+
+def _source(value: Any) -> str:
+    """An argument as the call's source would spell it (input ``i`` as ``xi``)."""
+    if isinstance(value, Ref):
+        return f"x{value.index}"
+    if isinstance(value, tuple):
+        inner = ", ".join(_source(v) for v in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    if isinstance(value, list):
+        return "[" + ", ".join(_source(v) for v in value) + "]"
+    return repr(value)
 
 
 def own_target(case: ApiCase, backend: str) -> str:

@@ -19,6 +19,7 @@ from dlfuzz.cases import ApiCase, Expectation, Outcome, kind_of
 from dlfuzz.libraries import of_backend
 from dlfuzz.store.artifacts import npz_bytes, replace_dir, write_atomic
 from dlfuzz.triage.issue_report import IssueFacts, issue_markdown
+from dlfuzz.triage.severity import inputs_hold_specials
 
 
 @dataclass(frozen=True)
@@ -54,15 +55,20 @@ def issue_text(folder: BugFolder, staging: Path, repros: dict[str, str]) -> str:
     repro = (staging / repro_name).read_text() if repro_name else ""
     involved = {b: v for b, v in folder.versions.items()
                 if b in folder.outcomes or b == guilty}
+    details = dict(folder.meta.get("details") or {})
+    if not details.get("special_values") and inputs_hold_specials(folder.case):
+        # An oracle that did not say so (older findings): the inputs tell.
+        details["special_values"] = "inputs hold NaN or ±Inf"
     return issue_markdown(IssueFacts(
         title=folder.title, guilty_backend=guilty,
         library=record.title if record is not None else guilty,
         severity=folder.severity, root_cause=folder.root_cause,
         message=str(folder.meta.get("message", "")),
-        details=folder.meta.get("details") or {}, versions=involved or folder.versions,
+        details=details, versions=involved or folder.versions,
         expectation=folder.expectation, outcomes=folder.outcomes,
         case_text=kind_of(folder.case).issue_case(folder.case, library),
-        repro=repro, repro_name=repro_name, places=folder.places))
+        repro=repro, repro_name=repro_name, places=folder.places,
+        inputs=tuple(t.to_numpy() for t in getattr(folder.case, "tensors", ())[:4])))
 
 
 def write_bug_folder(root: Path, folder: BugFolder) -> tuple[Path, dict[str, str]]:

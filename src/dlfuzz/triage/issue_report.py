@@ -40,6 +40,7 @@ class IssueFacts:
     repro: str = ""  # the guilty backend's reproducer
     repro_name: str = ""
     places: Sequence[Mapping[str, Any]] = field(default_factory=tuple)
+    inputs: tuple[np.ndarray, ...] = ()  # the first few inputs, previewed
 
 
 @cache
@@ -65,6 +66,17 @@ def _preview(arr: np.ndarray, at: int | None = None) -> str:
     part = ", ".join(_fmt(v) for v in flat[start:start + _SHOWN])
     return (f"[{'…, ' if start else ''}{part}{', …' if start + _SHOWN < flat.size else ''}]"
             f" ({arr.dtype.name}{list(arr.shape)})")
+
+
+def _first_special(arr: np.ndarray) -> int | None:
+    """Flat index of the first NaN/±Inf of a floating array (shown in its preview)."""
+    if arr.dtype.kind not in "fcV" or arr.size == 0:
+        return None
+    flat = arr.reshape(-1)
+    if arr.dtype.kind == "V":
+        flat = flat.astype(np.float64)  # bfloat16
+    bad = np.flatnonzero(~np.isfinite(flat))
+    return int(bad[0]) if bad.size else None
 
 
 def _worst(actual: np.ndarray, expected: np.ndarray) -> tuple[int, float, int]:
@@ -165,6 +177,8 @@ def issue_markdown(facts: IssueFacts) -> str:
     out += [f"- Note: {n}" for n in notes]
     if facts.case_text:
         out += ["", facts.case_text]
+    out += [f"- Input x{i}: {_preview(x, _first_special(x))}"
+            for i, x in enumerate(facts.inputs)]
     if facts.repro:
         lang = "javascript" if facts.repro_name.endswith(".js") else \
             "html" if facts.repro_name.endswith(".html") else "python"
