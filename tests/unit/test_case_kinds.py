@@ -183,7 +183,7 @@ def test_bug_folder_and_report_section_per_kind(name: str, tmp_path: Path) -> No
     folder = BugFolder(bug_id="b1", title=kind.title(a_finding(case), case), case=case,
                        outcomes={"torch": Outcome("torch", "crash", message="<signal 11>")},
                        expectation=Expectation("runs"), backends={}, versions={},
-                       meta={"details": {}})
+                       meta={"details": {}, "guilty_backend": "torch", "message": "boom"})
     path, repros = write_bug_folder(tmp_path, folder)
     assert repros == {}
     assert json.loads((path / "case.json").read_text()) == json.loads(
@@ -199,3 +199,18 @@ def test_bug_folder_and_report_section_per_kind(name: str, tmp_path: Path) -> No
         assert "RESULT = {&#x27;outputs&#x27;: [1.0]}" in html and "lenet" in html
     else:
         assert "torch.cumsum" in html and "numpy.cumsum" in html
+    # Every kind writes its issue-ready report through its ``issue_case`` hook.
+    issue = (path / "issue.md").read_text()
+    assert issue.startswith(f"# {folder.title}\n") and "## Expected vs actual" in issue
+    assert kind.issue_case(case, "torch") in issue
+    assert {"graph": "Model of 2 layers (Dense, ReLU)", "program": "A torch program",
+            "api": "`torch.cumsum(x0, dim=1)`"}[name] in issue
+
+
+def test_an_api_title_names_the_guilty_librarys_own_call() -> None:
+    case = api_case()  # the torch API, with a numpy counterpart
+    numpy_bug = Finding("differential", "numeric", case.api, "numpy", "call", "m", "s",
+                        case.id)
+    assert ApiKind().title(numpy_bug, case) == "numeric in numpy: numpy.cumsum"
+    assert ApiKind().title(a_finding(case), case) == "crash in torch: torch.cumsum"
+    assert "numpy.cumsum(x0, axis=1)" in ApiKind().issue_case(case, "numpy")

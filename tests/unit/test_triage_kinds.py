@@ -15,6 +15,7 @@ import subprocess
 import sys
 import textwrap
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -158,6 +159,27 @@ def test_confirmed_on_identical_reruns_and_folder_has_reproducers(triage: Triage
     # The report shows the kind's section (the call per library) beside the generic parts.
     html = write_report(triage.store).read_text()
     assert "Calls of planted.fails_when_large" in html and "repro_numpy.py" in html
+    assert (folder / "issue.md").is_file()
+    assert (row.severity, row.root_cause) == ("inconsistency", meta["root_cause"])
+
+
+def test_a_new_signature_of_a_confirmed_root_cause_is_a_place_not_a_bug(triage: Triage
+                                                                         ) -> None:
+    c = case("fails_when_large", LARGE)
+    f = first_finding(triage, c)
+    bug_id, _ = triage.handle(f, c)
+    calls: list[int] = []
+    check = triage.check
+    triage.check = lambda cases, only: calls.append(len(cases)) or check(cases, only)
+    # Another signature (as another dtype gives a numeric finding) of the same mechanism.
+    c64 = case("fails_when_large", LARGE.astype(np.float64))
+    other = replace(f, signature=f.signature + "|float64", case_id=c64.id)
+    assert triage.root_cause(other, c64) == triage.store.bug(bug_id).root_cause
+    assert triage.handle(other, c64) == (bug_id, False)
+    assert calls == [], "no confirmation re-runs, no reduction for a known root cause"
+    row = triage.store.bug(bug_id)
+    assert len(triage.store.bugs()) == 1 and row.occurrences == 2
+    assert [(p["dtypes"], p["count"]) for p in row.places] == [("float32", 1), ("float64", 1)]
 
 
 def test_a_crash_is_confirmed_by_rerunning_it(triage: Triage) -> None:
