@@ -151,3 +151,16 @@ def test_a_bug_stored_before_keys_existed_gets_a_key_from_its_fields() -> None:
     assert stored_root_cause("tf-xla", "tf.math.hypot", "numeric", "m",
                              {"special_values": "inputs hold nan"}) == \
         "tf/hypot/special-value"
+
+
+def test_the_key_does_not_depend_on_which_backends_a_campaign_selected() -> None:
+    # Only tfjs-wasm selected: still named by the backend (TF.js has cpu and wasm too).
+    only_wasm = Backends({"tfjs-wasm": "tfjs", "tf": "tf"}, {})
+    c = case("tf.maximum", np.ones(2, np.float32), libs=("tfjs",))
+    f = numeric(c, "tfjs-wasm", **FINITE)
+    assert root_cause_key(f, c, only_wasm) == key(f, c) == "tfjs-wasm/maximum/wrong-result"
+    # Only tf-xla selected: tf-xla alone is a compiler bug whichever backends ran.
+    only_xla = Backends({"tf-xla": "tf", "numpy": "numpy"}, {})
+    c = case("tf.math.hypot", np.ones(2, np.float32))
+    f = numeric(c, "tf-xla", **FINITE)
+    assert root_cause_key(f, c, only_xla) == "tf-xla/hypot/wrong-result"

@@ -162,8 +162,24 @@ class Backends:
         return record.name if record is not None else (backend or "unknown")
 
     def eager_of(self, library: str) -> list[str]:
-        return [b for b, lib in self.library_of.items()
-                if lib == library and not self.compiled.get(b, False)]
+        """The eager backends of ``library``: every one its record lists (so a key does
+        not depend on which of them a campaign selected), else those of the campaign."""
+        from dlfuzz.libraries import get, is_known
+
+        names = [b for b, _ in get(library).backends] if is_known(library) else []
+        names = names or [b for b, lib in self.library_of.items() if lib == library]
+        return [b for b in names if not self.is_compiled(b)]
+
+    def is_compiled(self, backend: str) -> bool:
+        if backend in self.compiled:
+            return bool(self.compiled[backend])
+        from dlfuzz import registry  # the backend class only, no library import
+        from dlfuzz.errors import UsageError
+
+        try:
+            return bool(getattr(registry.load("backend", backend), "compiled", False))
+        except (UsageError, ImportError):
+            return False
 
 
 def who(backend: str, backends: Backends, also_guilty: Sequence[str]) -> str:
@@ -173,8 +189,8 @@ def who(backend: str, backends: Backends, also_guilty: Sequence[str]) -> str:
     """
     lib = backends.library(backend)
     same_lib = [b for b in also_guilty if b != backend and backends.library(b) == lib]
-    if backends.compiled.get(backend, False):
-        eager_too = any(not backends.compiled.get(b, False) for b in same_lib)
+    if backends.is_compiled(backend):
+        eager_too = any(not backends.is_compiled(b) for b in same_lib)
         return lib if eager_too else backend
     if len(backends.eager_of(lib)) <= 1:
         return lib
