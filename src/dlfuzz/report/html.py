@@ -80,6 +80,9 @@ def _bug_section(store: Store, bug: BugRow) -> str:
         parts.append("<p>No folder (only confirmed bugs get one).</p></section>")
         return "".join(parts)
     meta = json.loads((folder / "meta.json").read_text())
+    if (folder / "issue.md").is_file():
+        parts.append(f"<p>Issue-ready report: <code>{escape(str(folder / 'issue.md'))}"
+                     "</code></p>")
     if meta.get("reduced"):
         parts.append(f"<p>Reduced in {meta.get('reduce_runs')} runs.</p>")
     parts.append("<h3>Case</h3><pre>" + escape((folder / "case.json").read_text()) + "</pre>")
