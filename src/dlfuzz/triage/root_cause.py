@@ -97,9 +97,9 @@ def op_name(api: str) -> str:
 
     A label with ``:`` (an unlocalized model ``seed:method``, a program template) is no
     operation and is kept whole, lower-cased."""
-    text = api.strip()
+    text = re.sub(r"\s+", "-", api.strip()).replace("/", "_")
     if ":" in text:
-        return text.lower().replace("/", "_")
+        return text.lower()
     leaf = text.rsplit(".", 1)[-1].lower().replace("_", "")
     return aliases().get(leaf, leaf) or "unknown"
 
