@@ -67,7 +67,9 @@ def test_the_wrong_finite_result_is_listed_first_and_the_inf_only_one_is_special
 def test_the_issue_report_names_the_guilty_call_and_its_expectation(campaign: Path) -> None:
     bug = next(b for b in findings(campaign) if b["guilty_backend"] == "jax")
     issue = (Path(bug["dir"]) / "issue.md").read_text()
-    assert issue.startswith("# numeric in jax: jax.numpy.cumsum")
+    # The title names the guilty call and what it does wrong.
+    assert issue.startswith("# [JAX] jax.numpy.cumsum returns "), issue[:200]
+    assert "where the float64 reference gives" in issue.splitlines()[0]
     assert "**Severity:** wrong-result" in issue and "`jax/cumsum/wrong-result`" in issue
     assert "- jax: " in issue  # versions
     assert "```python" in issue and "jax.numpy.cumsum" in issue  # the repro, inline

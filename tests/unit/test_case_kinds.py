@@ -201,7 +201,9 @@ def test_bug_folder_and_report_section_per_kind(name: str, tmp_path: Path) -> No
         assert "torch.cumsum" in html and "numpy.cumsum" in html
     # Every kind writes its issue-ready report through its ``issue_case`` hook.
     issue = (path / "issue.md").read_text()
-    assert issue.startswith(f"# {folder.title}\n") and "## Expected vs actual" in issue
+    call = folder.title.split(": ", 1)[1]
+    assert issue.startswith(f"# [PyTorch] {call} crashes\n"), issue
+    assert "## Expected vs actual" in issue
     assert kind.issue_case(case, "torch") in issue
     assert {"graph": "Model of 2 layers (Dense, ReLU)", "program": "A torch program",
             "api": "`torch.cumsum(x0, dim=1)`"}[name] in issue

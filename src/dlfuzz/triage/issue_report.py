@@ -157,10 +157,42 @@ _EXPECTED_TEXT = {
 }
 
 
+def headline(facts: IssueFacts) -> str:
+    """The issue's title: the guilty call (from the kind's title) and what it does wrong,
+    in words a tracker's title wants (``returns inf where the float64 reference gives
+    306.5``), falling back to the kind's title."""
+    call = facts.title.split(": ", 1)[-1]
+    who = f"[{facts.library}] {call}"
+    guilty = facts.outcomes.get(facts.guilty_backend)
+    exp = facts.expectation
+    if exp.kind == "values" and guilty is not None and guilty.ok and exp.expected:
+        actual = guilty.outputs[0].to_numpy() if guilty.outputs else None
+        expected = exp.expected[0]
+        if actual is not None and actual.shape == expected.shape and expected.size:
+            at, _, bad = _worst(actual, expected)
+            if bad:
+                return (f"{who} returns {_fmt(actual.reshape(-1)[at])} where the float64 "
+                        f"reference gives {_fmt(expected.reshape(-1)[at])} "
+                        f"({actual.dtype.name})")
+        elif actual is not None and actual.shape != expected.shape:
+            return f"{who} returns shape {list(actual.shape)}, expected {list(expected.shape)}"
+    if guilty is not None and guilty.status in ("crash", "oom"):
+        return f"{who} crashes" + (f" ({guilty.exc_type})" if guilty.exc_type else "")
+    if guilty is not None and guilty.status == "timeout":
+        return f"{who} hangs"
+    if exp.kind == "rejects":
+        return f"{who} accepts an invalid input instead of raising"
+    if exp.kind == "repeatable":
+        return f"{who} gives different results for the same input"
+    if guilty is not None and guilty.status == "exception":
+        return f"{who} raises {guilty.exc_type} on a valid input"
+    return facts.title
+
+
 def issue_markdown(facts: IssueFacts) -> str:
     """The issue text for one bug (see the module doc)."""
     d = facts.details
-    out = [f"# {facts.title}", ""]
+    out = [f"# {headline(facts)}", ""]
     out.append(f"**Severity:** {facts.severity or '?'} · **Root cause key:** "
                f"`{facts.root_cause or '?'}` · found and confirmed by dlfuzz")
     out += ["", "## Versions", ""]
