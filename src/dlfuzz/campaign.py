@@ -37,6 +37,8 @@ from dlfuzz.oracles.base import Oracle, OracleContext
 from dlfuzz.oracles.reference import REFERENCE_PREFERENCE, Judge
 from dlfuzz.settings import CampaignSettings, engine_class
 from dlfuzz.store.db import Store
+from dlfuzz.triage.root_cause import stored_root_cause
+from dlfuzz.triage.severity import severity_of
 from dlfuzz.triage.triager import Triage, TriageSettings
 
 
@@ -225,6 +227,7 @@ class Campaign:
                 p.started = time.time()
                 self.pool.stop.set_deadline(
                     time.monotonic() + max(0.0, self.settings.budget_s - p.elapsed_before))
+                self._backfill_root_causes()
                 self._repair_folders()
                 batch = self.store.last_batch() + 1
                 p.state = "fuzzing"
@@ -299,6 +302,20 @@ class Campaign:
         bugs = self.store.bugs()
         self.progress.bugs_confirmed = sum(b.status == "confirmed" for b in bugs)
         self.progress.bugs_flaky = sum(b.status == "flaky" for b in bugs)
+
+    def _backfill_root_causes(self) -> None:
+        """Bugs of a campaign stored before severities and root causes existed (resumed
+        now) get them from their stored fields, so new findings merge into them."""
+        for bug in self.store.bugs():
+            if bug.root_cause:
+                continue
+            self.store.update_bug(
+                bug.id, severity=bug.severity or severity_of(bug.symptom, bug.details),
+                root_cause=stored_root_cause(bug.guilty_backend, bug.api, bug.symptom,
+                                             bug.message, bug.details),
+                places=bug.places or [{"backend": bug.guilty_backend, "api": bug.api,
+                                       "dtypes": "?", "symptom": bug.symptom,
+                                       "count": bug.occurrences}])
 
     def _repair_folders(self) -> None:
         """A confirmed bug whose folder was never written (killed in between) gets one now."""

@@ -132,3 +132,20 @@ def test_findings_orders_by_class_and_gives_the_new_fields(tmp_path, capsys, mon
     report = write_report(Store.open(tmp_path / "c"), tmp_path / "r.html").read_text()
     assert report.index("bc") < report.index("bw") < report.index("bp")
     assert "Confirmed root causes per class" in report
+
+
+def test_a_resumed_old_campaign_gets_keys_so_new_findings_merge_into_its_bugs(tmp_path):
+    from types import SimpleNamespace
+
+    from dlfuzz.campaign import Campaign
+
+    store = Store.open(old_campaign(tmp_path / "old"))
+    Campaign._backfill_root_causes(SimpleNamespace(store=store))  # what a resume runs
+    rows = {b.id: b for b in store.bugs()}
+    assert rows["b3"].severity == "crash"
+    assert rows["b3"].root_cause == "tf/tridiagonalsolve/memory"
+    assert rows["b1"].root_cause == "tf/hypot/special-value"
+    assert store.confirmed_bug_by_root_cause("tf/hypot/special-value").id == "b1"
+    assert rows["b2"].places == [{"backend": "tf", "api": "tf.math.hypot", "dtypes": "?",
+                                  "symptom": "numeric", "count": 2}]
+    store.close()
