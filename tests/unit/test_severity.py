@@ -81,3 +81,9 @@ def test_most_severe_follows_the_listing_order() -> None:
     assert SEVERITIES[:2] == ("crash", "wrong-result")
     assert most_severe("validation", "crash", "special-value") == "crash"
     assert most_severe("inconsistency", "special-value") == "special-value"
+
+
+def test_a_demoted_finding_is_never_a_crash_or_a_wrong_result() -> None:
+    demoted = {"demoted": "documented: XLA max/min NaN semantics", "special_values": ""}
+    assert severity_of("crash", demoted) == "inconsistency"
+    assert severity_of("numeric", demoted, FINITE) == "inconsistency"

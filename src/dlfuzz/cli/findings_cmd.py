@@ -63,7 +63,8 @@ def by_root_cause(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     places merged and occurrences summed; a campaign written by this version has one
     confirmed bug per root cause already, an older one may have several."""
     groups: dict[str, dict[str, Any]] = {}
-    for r in records:
+    # A confirmed bug stands for its root cause before a flaky one (``--all``).
+    for r in sorted(records, key=lambda r: not r["confirmed"]):
         key = str(r["root_cause"])
         if key not in groups:
             groups[key] = {**r, "places": [dict(p) for p in r["places"]], "ids": [r["id"]]}

@@ -64,7 +64,8 @@ def severity_of(symptom: str, details: Mapping[str, Any], case: Any = None) -> s
     """
     fixed = _BY_SYMPTOM.get(symptom)
     if fixed is not None:
-        return fixed
+        # A demoted finding is never a crash (nor a wrong result, below).
+        return "inconsistency" if fixed == "crash" and details.get("demoted") else fixed
     if symptom == "status":
         kind = str(details.get("kind", ""))
         return "validation" if kind in _REJECTED_VALID else "inconsistency"
