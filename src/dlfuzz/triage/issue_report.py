@@ -11,6 +11,7 @@ compared by value. Short on purpose: a maintainer reads it in a minute.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -95,7 +96,18 @@ def _worst(actual: np.ndarray, expected: np.ndarray) -> tuple[int, float, int]:
     return idx, float(diff[idx]), int(np.count_nonzero(diff > 0))
 
 
-def _assert_close_line(actual: np.ndarray, expected: np.ndarray) -> str:
+def baseline(exp: Expectation) -> tuple[str, str]:
+    """(short name, description) of what the expected values are: the float64
+    reference for API calls and models; for a program, what the agreeing backends
+    computed (the reproducer's note says which: ``EXPECTED: <what>; ALLOWED: ...``)."""
+    what = exp.note.partition(";")[0].removeprefix("EXPECTED:").strip()
+    if "float64" in what or not what:
+        return "the float64 reference", what or "float64 computation of the same inputs"
+    m = re.match(r"what (\S+) computed", what)
+    return (m.group(1) if m else "the expected value"), what
+
+
+def _assert_close_line(actual: np.ndarray, expected: np.ndarray, base: str) -> str:
     table = assert_close_defaults()
     tol = table["tolerances"].get(actual.dtype.name)
     if tol is None:
@@ -108,7 +120,7 @@ def _assert_close_line(actual: np.ndarray, expected: np.ndarray) -> str:
         f"of {close.size} elements)"
     return (f"`torch.testing.assert_close` with its default tolerances for "
             f"{actual.dtype.name} (rtol={tol['rtol']:g}, atol={tol['atol']:g}) against "
-            f"the float64 baseline rounded to {actual.dtype.name}: {verdict}.")
+            f"{base} rounded to {actual.dtype.name}: {verdict}.")
 
 
 def _values_section(facts: IssueFacts) -> list[str]:
@@ -117,6 +129,7 @@ def _values_section(facts: IssueFacts) -> list[str]:
     if guilty is None or not guilty.ok:
         return []
     outs = [t.to_numpy() for t in guilty.outputs]
+    base = baseline(exp)[0]
     lines: list[str] = []
     for i, expected in enumerate(exp.expected[:2]):
         if i >= len(outs):
@@ -131,7 +144,7 @@ def _values_section(facts: IssueFacts) -> list[str]:
             continue
         at, max_abs, bad = _worst(actual, expected)
         lines.append(f"- {head}, actual ({facts.guilty_backend}): {_preview(actual, at)}")
-        lines.append(f"- {head}, expected (float64 reference, rounded): "
+        lines.append(f"- {head}, expected ({base}, rounded): "
                      f"{_preview(expected, at)}")
         for name, o in sorted(facts.outcomes.items()):
             if name == facts.guilty_backend or not o.ok or i >= len(o.outputs):
@@ -144,7 +157,7 @@ def _values_section(facts: IssueFacts) -> list[str]:
             lines.append(f"- Worst element: flat index {at}: {_fmt(flat_a[at])} vs "
                          f"{_fmt(flat_e[at])} (max abs diff {max_abs:.3g}; {bad} of "
                          f"{expected.size} elements differ)")
-        check = _assert_close_line(actual, expected)
+        check = _assert_close_line(actual, expected, base)
         if check:
             lines.append(f"- {check}")
     return lines
@@ -171,8 +184,8 @@ def headline(facts: IssueFacts) -> str:
         if actual is not None and actual.shape == expected.shape and expected.size:
             at, _, bad = _worst(actual, expected)
             if bad:
-                return (f"{who} returns {_fmt(actual.reshape(-1)[at])} where the float64 "
-                        f"reference gives {_fmt(expected.reshape(-1)[at])} "
+                return (f"{who} returns {_fmt(actual.reshape(-1)[at])} where "
+                        f"{baseline(exp)[0]} gives {_fmt(expected.reshape(-1)[at])} "
                         f"({actual.dtype.name})")
         elif actual is not None and actual.shape != expected.shape:
             return f"{who} returns shape {list(actual.shape)}, expected {list(expected.shape)}"
@@ -220,8 +233,7 @@ def issue_markdown(facts: IssueFacts) -> str:
     out += ["", "## Expected vs actual", ""]
     exp = facts.expectation
     if exp.kind == "values":
-        out.append("Baseline: float64 computation of the same inputs"
-                   + (f" ({exp.note})" if exp.note else "") + ".")
+        out.append(f"Expected: {baseline(exp)[1]}.")
         out.append("")
         out += _values_section(facts)
     else:

@@ -1,0 +1,56 @@
+"""issue.md: title, versions, severity, repro inline, expected vs actual, assert_close."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dlfuzz.cases import Expectation, Outcome, Tensor
+from dlfuzz.triage.issue_report import IssueFacts, issue_markdown
+
+
+def facts(actual: np.ndarray, expected: np.ndarray, note: str, **kw) -> IssueFacts:
+    outcomes = {"tf": Outcome("tf", "ok", (Tensor.from_numpy(actual),)),
+                "numpy": Outcome("numpy", "ok", (Tensor.from_numpy(expected),))}
+    base = dict(title="numeric in tf: tf.math.hypot", guilty_backend="tf",
+                library="TensorFlow", severity="wrong-result", root_cause="tf/hypot/wrong-result",
+                message="1/3 elements off", details={}, versions={"tf": "2.99", "numpy": "2.4"},
+                expectation=Expectation("values", (expected,), (np.zeros_like(expected),), note),
+                outcomes=outcomes, case_text="Call: `tf.math.hypot(x0, x1)`.",
+                repro="print('repro')\n", repro_name="repro_tf.py")
+    return IssueFacts(**{**base, **kw})
+
+
+def test_a_wrong_value_issue_names_call_values_versions_and_assert_close() -> None:
+    expected = np.array([206.0, 306.5], np.float16)
+    actual = np.array([206.0, np.inf], np.float16)
+    text = issue_markdown(facts(actual, expected, "EXPECTED: float64 result agreed by "
+                                "numpy, torch (float64); ALLOWED: tolerance"))
+    first = text.splitlines()[0]
+    assert first == ("# [TensorFlow] tf.math.hypot returns inf where the float64 reference "
+                     "gives 306.5 (float16)")
+    assert "**Severity:** wrong-result" in text and "`tf/hypot/wrong-result`" in text
+    assert "- tf: 2.99" in text and "- numpy: 2.4" in text
+    assert "```python\nprint('repro')\n```" in text
+    assert "Output, numpy: [206, 306.5]" in text
+    assert "rtol=0.001, atol=1e-05" in text and "fails (1 of 2 elements)" in text
+
+
+def test_within_assert_close_defaults_is_said_so_and_a_program_names_its_baseline() -> None:
+    expected = np.array([1.0, 2.0], np.float32)
+    actual = np.array([1.0, 2.0000005], np.float32)
+    text = issue_markdown(facts(actual, expected, "EXPECTED: what keras-tf computed; x"))
+    assert "returns 2.0000005 where keras-tf gives 2 (float32)" in text.splitlines()[0]
+    assert "Expected: what keras-tf computed." in text
+    assert ": passes." in text  # dlfuzz's own allowance was 0 here; assert_close's is not
+
+
+def test_a_crash_issue_says_what_happened_instead_of_values() -> None:
+    crashed = {"tf": Outcome("tf", "crash", exc_type="SIGSEGV", message="worker killed"),
+               "numpy": Outcome("numpy", "ok")}
+    text = issue_markdown(facts(np.zeros(1), np.zeros(1), "", severity="crash",
+                                expectation=Expectation("runs"), outcomes=crashed,
+                                details={"special_values": "inputs hold -inf"}))
+    assert text.startswith("# [TensorFlow] tf.math.hypot crashes (SIGSEGV)\n")
+    assert "- Actual (tf): crash (SIGSEGV: worker killed)" in text
+    assert "- Note: inputs hold -inf" in text
+    assert "numpy: ok" in text
