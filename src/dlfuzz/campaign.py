@@ -37,8 +37,7 @@ from dlfuzz.oracles.base import Oracle, OracleContext
 from dlfuzz.oracles.reference import REFERENCE_PREFERENCE, Judge
 from dlfuzz.settings import CampaignSettings, engine_class
 from dlfuzz.store.db import Store
-from dlfuzz.triage.root_cause import stored_root_cause
-from dlfuzz.triage.severity import severity_of
+from dlfuzz.triage.stored import filled
 from dlfuzz.triage.triager import Triage, TriageSettings
 
 
@@ -309,13 +308,9 @@ class Campaign:
         for bug in self.store.bugs():
             if bug.root_cause:
                 continue
-            self.store.update_bug(
-                bug.id, severity=bug.severity or severity_of(bug.symptom, bug.details),
-                root_cause=stored_root_cause(bug.guilty_backend, bug.api, bug.symptom,
-                                             bug.message, bug.details),
-                places=bug.places or [{"backend": bug.guilty_backend, "api": bug.api,
-                                       "dtypes": "?", "symptom": bug.symptom,
-                                       "count": bug.occurrences}])
+            severity, root_cause, places = filled(self.store, bug)
+            self.store.update_bug(bug.id, severity=severity, root_cause=root_cause,
+                                  places=places)
 
     def _repair_folders(self) -> None:
         """A confirmed bug whose folder was never written (killed in between) gets one now."""

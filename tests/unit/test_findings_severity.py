@@ -149,3 +149,26 @@ def test_a_resumed_old_campaign_gets_keys_so_new_findings_merge_into_its_bugs(tm
     assert rows["b2"].places == [{"backend": "tf", "api": "tf.math.hypot", "dtypes": "?",
                                   "symptom": "numeric", "count": 2}]
     store.close()
+
+
+def test_an_old_numeric_bug_on_infinite_inputs_is_special_value_by_its_stored_case(tmp_path):
+    import numpy as np
+
+    from dlfuzz.cases import ApiCase, Call, Ref, Tensor
+    from dlfuzz.store.artifacts import BlobStore
+    from dlfuzz.triage.stored import filled
+
+    root = old_campaign(tmp_path / "old")
+    inf_case = ApiCase("tf.linalg.expm", (Tensor.from_numpy(np.array([[np.inf]])),),
+                       (("tf", Call("tf.linalg.expm", (Ref(0),))),))
+    blob = BlobStore(root / "blobs").put(inf_case)
+    conn = sqlite3.connect(root / DB_NAME)
+    conn.execute("INSERT INTO bugs VALUES ('b4', 'sig-expm', 'numeric', 'tf', "
+                 "'tf.linalg.expm', 'call', 'off', 'confirmed', 1, ?, NULL, 2, 2, NULL, "
+                 "'{}', 200.0, 200.0)", (blob,))
+    conn.commit()
+    conn.close()
+    store = Store.open(root)
+    sev, key, _ = filled(store, store.bug("b4"))
+    store.close()
+    assert (sev, key) == ("special-value", "tf/matrixexp/special-value")

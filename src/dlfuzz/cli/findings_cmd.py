@@ -18,8 +18,8 @@ from rich.table import Table
 
 from dlfuzz.cli.common import literal, plain_console
 from dlfuzz.store.db import BugRow, Store
-from dlfuzz.triage.root_cause import stored_root_cause
-from dlfuzz.triage.severity import SEVERITIES, rank, severity_of
+from dlfuzz.triage.severity import SEVERITIES, rank
+from dlfuzz.triage.stored import filled
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -37,6 +37,7 @@ def bug_record(store: Store, bug: BugRow) -> dict[str, Any]:
     if folder is not None and (folder / "meta.json").is_file():
         meta = json.loads((folder / "meta.json").read_text())
         repro = {b: str((folder / name).resolve()) for b, name in meta.get("repro", {}).items()}
+    severity, root_cause, places = filled(store, bug)
     return {
         "id": bug.id, "symptom": bug.symptom, "guilty_backend": bug.guilty_backend,
         "api": bug.api, "stage": bug.stage, "message": bug.message,
@@ -44,12 +45,7 @@ def bug_record(store: Store, bug: BugRow) -> dict[str, Any]:
         "reduced": bug.reduced_blob is not None,
         "dir": str(folder.resolve()) if folder else None, "repro": repro,
         "signature": bug.signature,
-        "severity": bug.severity or severity_of(bug.symptom, bug.details),
-        "root_cause": bug.root_cause or stored_root_cause(
-            bug.guilty_backend, bug.api, bug.symptom, bug.message, bug.details),
-        "places": bug.places or [{"backend": bug.guilty_backend, "api": bug.api,
-                                  "dtypes": "?", "symptom": bug.symptom,
-                                  "count": bug.occurrences}],
+        "severity": severity, "root_cause": root_cause, "places": places,
     }
 
 

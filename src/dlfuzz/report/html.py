@@ -16,8 +16,8 @@ import numpy as np
 from dlfuzz.cases.kind import kind_named
 from dlfuzz.errors import UsageError
 from dlfuzz.store.db import BugRow, Store
-from dlfuzz.triage.root_cause import stored_root_cause
-from dlfuzz.triage.severity import SEVERITIES, rank, severity_of
+from dlfuzz.triage.severity import SEVERITIES, rank
+from dlfuzz.triage.stored import filled
 
 _CSS = """
 body{font-family:system-ui,sans-serif;margin:2em;max-width:70em;color:#222}
@@ -29,19 +29,9 @@ section{border-top:2px solid #ddd;margin-top:2em}
 """
 
 
-def severity(bug: BugRow) -> str:
-    """The bug's class (computed from its fields for a campaign stored before)."""
-    return bug.severity or severity_of(bug.symptom, bug.details)
-
-
-def root_cause(bug: BugRow) -> str:
-    return bug.root_cause or stored_root_cause(bug.guilty_backend, bug.api, bug.symptom,
-                                               bug.message, bug.details)
-
-
-def _places(bug: BugRow) -> str:
+def _places(places: list[dict[str, Any]]) -> str:
     return "; ".join(f"{p.get('backend')} {p.get('api')} ({p.get('dtypes')}, "
-                     f"{p.get('symptom')}) ×{p.get('count', 1)}" for p in bug.places)
+                     f"{p.get('symptom')}) ×{p.get('count', 1)}" for p in places)
 
 
 def _preview(path: Path, limit: int = 64) -> list[tuple[str, str]]:
@@ -65,12 +55,13 @@ def _kv_table(rows: list[tuple[str, Any]]) -> str:
 
 
 def _bug_section(store: Store, bug: BugRow) -> str:
+    sev, key, places = filled(store, bug)
     parts = [f'<section id="{escape(bug.id)}"><h2>{escape(bug.id)}: '
-             f'<span class="{escape(severity(bug))}">{escape(severity(bug))}</span> — '
+             f'<span class="{escape(sev)}">{escape(sev)}</span> — '
              f'{escape(bug.symptom)} in {escape(bug.guilty_backend or "?")} — '
              f'{escape(bug.api)}</h2>']
-    parts.append(_kv_table([("severity", severity(bug)), ("root cause", root_cause(bug)),
-                            ("places", _places(bug)), ("status", bug.status),
+    parts.append(_kv_table([("severity", sev), ("root cause", key),
+                            ("places", _places(places)), ("status", bug.status),
                             ("stage", bug.stage),
                             ("message", bug.message), ("occurrences", bug.occurrences),
                             ("confirmation", f"{bug.confirm_hits}/{bug.confirm_runs} re-runs"),
@@ -150,6 +141,14 @@ def write_report(store: Store, out: Path | None = None) -> Path:
     meta = store.meta()
     totals = store.totals()
     # Most severe first: crash and wrong-result lead the report.
+    fill = {b.id: filled(store, b) for b in store.bugs()}
+
+    def severity(b: BugRow) -> str:
+        return fill[b.id][0]
+
+    def root_cause(b: BugRow) -> str:
+        return fill[b.id][1]
+
     bugs = sorted(store.bugs(), key=lambda b: (not b.confirmed, rank(severity(b))))
     confirmed = [b for b in bugs if b.confirmed]
     settings = meta.get("settings", {})

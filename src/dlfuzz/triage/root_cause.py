@@ -225,9 +225,9 @@ def root_cause_key(finding: Any, case: Any, backends: Backends,
 
 
 def stored_root_cause(guilty_backend: str, api: str, symptom: str, message: str,
-                      details: Mapping[str, Any]) -> str:
+                      details: Mapping[str, Any], severity: str | None = None) -> str:
     """A key for a bug stored before keys existed: no case and no sibling findings, so
     the backend's library names it (modes of one library merge)."""
-    op, mech = key_parts(api, symptom, message, details)
+    op, mech = key_parts(api, symptom, message, details, severity)
     lib = Backends({}, {}).library(guilty_backend)
     return f"{lib}/{op}/{mech}"
