@@ -118,10 +118,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def findings_table(records: list[dict[str, Any]], title: str, width: int = 80) -> Table:
-    """The root causes as a table ``width`` columns wide: ids, statuses and counts are
-    never wrapped or cut; severity, root cause and places are cut with an ellipsis past a
-    cap; the message gets the rest of the line, cut with an ellipsis. Every cell is
-    literal text (library messages may hold ``[dim]`` or ``[/x]``)."""
+    """The root causes as a table ``width`` columns wide: ids, severities and counts are
+    never wrapped or cut; the root-cause key is cut only on a very narrow line, the places
+    and the message share the rest, cut with an ellipsis. Every cell is literal text
+    (library messages may hold ``[dim]`` or ``[/x]``)."""
     heads = ("id", "severity", "root cause", "where", "seen", "message")
     rows = [(str(r["id"]) + (f"+{len(r['ids']) - 1}" if len(r.get("ids", [])) > 1 else ""),
              str(r["severity"]) + ("" if r["status"] == "confirmed" else f" ({r['status']})"),
@@ -130,10 +130,11 @@ def findings_table(records: list[dict[str, Any]], title: str, width: int = 80) -
             for r in records]
     widths = [max([len(h)] + [len(row[i]) for row in rows]) for i, h in enumerate(heads)]
     gaps = 2 * (len(heads) - 1)  # a space of padding each side between columns
-    # What id, severity and count leave: 40% at most for the key, 30% for the places.
-    free = max(width - gaps - widths[0] - widths[1] - widths[4], 24)
-    widths[2] = min(widths[2], max(free * 2 // 5, 10))
-    widths[3] = min(widths[3], max(free * 3 // 10, 5))
+    # What id, severity and count leave goes to the key first (it names the bug), then
+    # to the places (up to 60% of the rest), then to the message.
+    free = max(width - gaps - widths[0] - widths[1] - widths[4], 26)
+    widths[2] = min(widths[2], max(free - 16, 10))
+    widths[3] = min(widths[3], max((free - widths[2]) * 3 // 5, 5))
     widths[5] = max(width - gaps - sum(widths[:5]), 8)
     table = Table(title=literal(f"bugs in {title}"), box=box.SIMPLE_HEAD, show_edge=False,
                   pad_edge=False, collapse_padding=True)
