@@ -165,7 +165,8 @@ def _values_section(facts: IssueFacts) -> list[str]:
 
 _EXPECTED_TEXT = {
     "runs": "the call returns normally (no crash, hang or exception)",
-    "rejects": "the call raises an exception (the input breaks a documented constraint)",
+    "rejects": "the call raises an exception (the input breaks a constraint of the API; "
+               "where the constraint comes from is noted above when known)",
     "repeatable": "running the same input twice gives bit-identical results",
 }
 
@@ -240,8 +241,9 @@ def issue_markdown(facts: IssueFacts) -> str:
         out.append(f"- Expected: {_EXPECTED_TEXT.get(exp.kind, exp.kind)}")
         guilty = facts.outcomes.get(facts.guilty_backend)
         if guilty is not None:
-            what = guilty.status + (f" ({guilty.exc_type}: {guilty.message})"
-                                    if guilty.exc_type or guilty.message else "")
+            what = "returns normally" if guilty.ok else guilty.status + (
+                f" ({guilty.exc_type}: {guilty.message})"
+                if guilty.exc_type or guilty.message else "")
             out.append(f"- Actual ({facts.guilty_backend}): {what}")
         others = [f"{n}: {o.status}" for n, o in sorted(facts.outcomes.items())
                   if n != facts.guilty_backend]
