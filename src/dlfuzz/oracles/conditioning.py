@@ -59,9 +59,11 @@ def condition_number(array: np.ndarray) -> float | None:
     except np.linalg.LinAlgError:
         return float("inf")
     top, bottom = s[..., 0], s[..., -1]
+    # A singular value below the float64 rounding of the largest one is a zero that the
+    # SVD's own rounding made positive: the matrix is singular.
+    zero = bottom <= top * max(wide.shape[-2:]) * np.finfo(np.float64).eps
     with np.errstate(divide="ignore", invalid="ignore"):
-        cond = np.where(bottom > 0, top / np.where(bottom > 0, bottom, 1.0), np.inf)
-    cond = np.where(top == 0, np.inf, cond)
+        cond = np.where(zero, np.inf, top / np.where(zero, 1.0, bottom))
     return float(np.max(cond))
 
 
