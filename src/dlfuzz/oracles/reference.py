@@ -201,6 +201,22 @@ class Judge:
         return None
 
     # ---- verdicts ------------------------------------------------------------------
+    def _fixed(self, case: ApiCase | None, backend: str, ref: Reference) -> ieee.Fixed | None:
+        """Where IEEE rules fix the (single, floating) output of ``backend``'s call."""
+        if case is None or len(ref.outputs) != 1 or ref.outputs[0].dtype.kind != "f":
+            return None
+        return ieee.fixed_results(case, self.library_of.get(backend, backend),
+                                  ref.outputs[0].shape)
+
+    def expected_outputs(self, case: ApiCase, backend: str, ref: Reference
+                         ) -> tuple[np.ndarray, ...]:
+        """The reference as ``backend`` is judged against it: elements an IEEE rule fixes
+        hold the rule's value (what a reproducer must check too)."""
+        fixed = self._fixed(case, backend, ref)
+        if fixed is None:
+            return ref.outputs
+        return (np.where(fixed.mask, fixed.values, ref.outputs[0]),)
+
     def verdicts(self, outcomes: dict[str, Outcome], ref: Reference,
                  case: ApiCase | None = None) -> list[Verdict]:
         """Per backend: how far from the reference, and whether guilty.
@@ -222,9 +238,7 @@ class Judge:
                 s = None
                 if ref.sensitivity is not None:
                     s = ref.sensitivity[i] * self.settings.sensitivity_factor
-                fixed = None
-                if case is not None and len(ref.outputs) == 1 and r.dtype.kind == "f":
-                    fixed = ieee.fixed_results(case, self.library_of.get(b, b), r.shape)
+                fixed = self._fixed(case, b, ref)
                 if fixed is not None:
                     r = np.where(fixed.mask, fixed.values, r)
                     if s is not None:
