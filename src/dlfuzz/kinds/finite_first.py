@@ -32,11 +32,11 @@ def _nonfinite(a: np.ndarray) -> np.ndarray:
 
 
 def _large(a: np.ndarray) -> float:
-    """Large but far from overflow: sqrt of the dtype's max (255 in float16, ~1.8e19 in
-    float32), so a square or a sum of a few stays finite."""
+    """Large but far from overflow: half the square root of the dtype's max (128 in
+    float16, ~9e18 in float32), so a square, or a sum of a few squares, stays finite."""
     dtype = np.float32 if a.dtype.kind == "c" and a.dtype.itemsize <= 8 else \
         (np.float64 if a.dtype.kind == "c" else a.dtype)
-    return float(np.sqrt(float(ml_dtypes.finfo(dtype).max)))
+    return float(np.sqrt(float(ml_dtypes.finfo(dtype).max))) / 2
 
 
 def _fill(a: np.ndarray, where: np.ndarray, how: str) -> np.ndarray:

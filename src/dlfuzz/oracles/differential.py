@@ -199,7 +199,7 @@ def _judgement(case: ApiCase, o: Outcome, verdict: Verdict, ctx: OracleContext
         if phrase:
             out.append(("special_values", phrase))
     if verdict.rules:
-        out.append(("ieee_rules", list(verdict.rules)))
+        out.append(("ieee_rules", " | ".join(verdict.rules)))
     dtype = o.outputs[0].dtype if o.outputs else ""
     cond = conditioning(case, dtype) if dtype else None
     if cond is not None:
