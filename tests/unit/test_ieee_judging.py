@@ -252,3 +252,19 @@ def test_a_planted_wrong_finite_result_is_reduced_to_finite_inputs(pool: Pool):
     (again,) = DifferentialOracle().check(small, pool.run([small])[0], context(pool))
     assert again.signature == f.signature
     assert not again.detail("special_values")  # on ordinary inputs: a wrong result
+
+
+def test_an_intermediate_overflow_of_the_output_dtype_is_named():
+    from dlfuzz.oracles.reference import Judge
+    from dlfuzz.oracles.special import special_phrase
+
+    judge = Judge(None, ["numpy"], LIBRARY_OF)  # type: ignore[arg-type]  # no runs needed
+    case = call_case("numpy.square", {"numpy": "numpy.square"},
+                     np.array([150.0, 2.0], np.float16))
+    ref = Reference((np.array([22500.0, 4.0]),), ("numpy", "jax"), None, "float64")
+    (v,) = judge.verdicts({"torch": outcome("torch", np.array([INF, 4.0], np.float16))}, ref)
+    assert v.guilty
+    assert special_phrase(case, v.actual, v.expected, v.bad) == "overflow in float16"
+    (ok,) = judge.verdicts({"torch": outcome("torch", np.array([22500.0, 5.0], np.float16))},
+                           ref)
+    assert ok.guilty and special_phrase(case, ok.actual, ok.expected, ok.bad) == ""

@@ -145,20 +145,22 @@ def _message(case: ApiCase, backend: str, verdict: Verdict, method: str,
              libraries: tuple[str, ...]) -> str:
     """One sentence a person reads at a glance: who gives what where the reference gives
     what, at which element, how many elements, and against which tolerance."""
-    reference = f"the {method} reference of {'+'.join(libraries)}"
+    reference = f"the majority ({'+'.join(libraries)})" if method == "vote" else \
+        f"the {method} reference of {'+'.join(libraries)}"
     first = verdict.first
     if verdict.symptom == "shape":
         return f"{backend}'s output shapes differ from {reference}"
     if first is None:
         return f"{backend} differs from {reference}"
-    where = f"element {list(first.index)}"
+    where = f"element {list(first.index)}" if first.index else "the scalar"
     if first.outputs > 1:
         where = f"output {first.output}, {where}"
-    said = f"{backend} gives {fmt(first.actual)} where {reference} gives {fmt(first.expected)}"
     specials = input_specials(case)
+    if specials:
+        where += f"; inputs hold {', '.join(specials)}"
+    said = f"{backend} gives {fmt(first.actual)} where {reference} gives {fmt(first.expected)}"
     if first.non_finite:
-        note = f"; inputs hold {', '.join(specials)}" if specials else ""
-        msg = f"{said} ({where}{note})"
+        msg = f"{said} ({where})"
         if first.bad > 1:
             msg += f"; {first.bad} of {first.total} elements differ"
         return msg
