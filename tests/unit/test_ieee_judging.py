@@ -146,6 +146,26 @@ def test_a_finite_error_of_a_contraction_with_infinite_inputs_is_still_found(poo
     assert ctx.stats["order_dependent_nan_inf"] == 0
 
 
+SUM = {"numpy": "numpy.sum", "torch": "torch.sum"}
+
+
+def test_a_sum_of_both_infinities_may_give_nan_or_inf(pool: Pool):
+    case = call_case("numpy.sum", SUM, np.array([INF, -INF, 1.0], F32))
+    found, ctx = judge_case(pool, case, {"tf": np.array([INF], F32)})
+    assert found == {} and ctx.stats["order_dependent_nan_inf"] == 1
+
+
+def test_a_sum_of_one_sign_of_infinity_has_one_answer(pool: Pool):
+    # -inf + -inf + 1 is -inf in every order: NaN there is a bug (a special-value one).
+    case = call_case("numpy.sum", SUM, np.array([-INF, -INF, 1.0], F32))
+    found, ctx = judge_case(pool, case, {"tf": np.array([NAN], F32)})
+    assert list(found) == ["tf"] and ctx.stats["order_dependent_nan_inf"] == 0
+    f = found["tf"]
+    assert f.message == ("tf gives nan where the float64 reference of numpy+torch gives -inf "
+                         "(element [0]; inputs hold -inf)")
+    assert f.detail("special_values") == "inputs hold -inf; reference holds -inf"
+
+
 # ---- conditioning ------------------------------------------------------------------------
 
 INV = {"numpy": "numpy.linalg.inv", "torch": "torch.linalg.inv"}

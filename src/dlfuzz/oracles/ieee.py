@@ -8,15 +8,16 @@ alike: the backend that deviates is guilty of a special-value bug and the ones t
 follow the rule are never blamed. Rules apply elementwise to calls whose target's last
 name is in the row's ``functions`` and whose first arguments broadcast to the output.
 
-The same file lists the APIs whose results depend on evaluation order (sums,
-contractions, scans): there NaN vs ±inf with infinite inputs is no bug at all.
+The same file lists the APIs whose results depend on evaluation order (sums, scans,
+contractions): there NaN vs ±inf with infinite inputs of the kind the row names is no
+bug at all.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -91,8 +92,19 @@ class Fixed:
     which: np.ndarray  # index into ``citations`` at fixed elements, -1 elsewhere
 
 
+@dataclass(frozen=True)
+class OrderDependence:
+    """APIs whose NaN vs ±inf depends on evaluation order, and what inputs make it so:
+    ``both_signs`` (a sum needs +inf and -inf among its terms) or ``any_inf`` (in a
+    contraction one infinity times terms of either sign, or zero, suffices)."""
+
+    pattern: re.Pattern[str]
+    needs: str
+    reason: str
+
+
 @cache
-def _table() -> tuple[tuple[Rule, ...], re.Pattern[str] | None, str]:
+def _table() -> tuple[tuple[Rule, ...], tuple[OrderDependence, ...]]:
     try:
         data = json.loads(TABLE.read_text())
     except (OSError, ValueError) as exc:
@@ -108,10 +120,13 @@ def _table() -> tuple[tuple[Rule, ...], re.Pattern[str] | None, str]:
                              "vocabulary in the file's 'about'")
         rules.append(Rule(tuple(row["functions"]), tuple(row["args"]),
                           tuple(sorted(row["result"].items())), row["citation"]))
-    order = data.get("order_dependent", [])
-    pattern = re.compile("|".join(f"(?:{r['pattern']})" for r in order)) if order else None
-    reason = order[0]["reason"] if order else ""
-    return tuple(rules), pattern, reason
+    order = []
+    for i, row in enumerate(data.get("order_dependent", [])):
+        if row.get("needs") not in ("both_signs", "any_inf") or not row.get("reason"):
+            raise UsageError(f"{TABLE}: order_dependent row {i} needs 'needs' (both_signs "
+                             "or any_inf) and a 'reason'")
+        order.append(OrderDependence(re.compile(row["pattern"]), row["needs"], row["reason"]))
+    return tuple(rules), tuple(order)
 
 
 def rules_for(target: str) -> tuple[Rule, ...]:
@@ -119,15 +134,21 @@ def rules_for(target: str) -> tuple[Rule, ...]:
     return tuple(r for r in _table()[0] if name in r.functions)
 
 
-def order_dependent(case: ApiCase) -> str:
-    """The reason when the case's API (or a call's target) sums or contracts, else ""."""
-    _, pattern, reason = _table()
+def order_dependent(case: ApiCase, specials: Sequence[str]) -> str:
+    """The reason when NaN vs ±inf in the case's result depends on evaluation order,
+    given the special values its inputs hold; else ""."""
+    order = _table()[1]
+    infinities = {"inf", "-inf"} & set(specials)
     if getattr(case, "kind", "api") == "graph":
-        return reason  # models chain dense and convolution layers: sums throughout
-    if pattern is None:
-        return ""
+        # Models chain dense and convolution layers: contractions throughout.
+        contraction = next((o for o in order if o.needs == "any_inf"), None)
+        return contraction.reason if contraction is not None and infinities else ""
     names = [case.api] + [c.target for _, c in getattr(case, "calls", ())]
-    return reason if any(pattern.search(n) for n in names) else ""
+    for o in order:
+        enough = len(infinities) == 2 if o.needs == "both_signs" else bool(infinities)
+        if enough and any(o.pattern.search(n) for n in names):
+            return o.reason
+    return ""
 
 
 def _operands(case: ApiCase, target_args: tuple[Any, ...], kwargs: tuple[tuple[str, Any], ...],

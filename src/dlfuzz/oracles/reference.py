@@ -113,7 +113,9 @@ def _sensitivity(base: tuple[np.ndarray, ...], nudged: list[tuple[np.ndarray, ..
                 m = np.abs(nn - bb)
             # A nudge that flips finiteness means the result is unstable here.
             m = np.where(np.isfinite(nn) != np.isfinite(bb), np.inf, m)
-            m = np.where(np.isnan(nn) & np.isnan(bb), 0.0, m)
+            # NaN under every nudge, or the same infinity, is a stable result (inf - inf
+            # is NaN, which must not read as "moved without bound").
+            m = np.where((np.isnan(nn) & np.isnan(bb)) | (np.isinf(nn) & (nn == bb)), 0.0, m)
             moves.append(np.where(np.isnan(m), np.inf, m))
         out.append(np.max(np.stack(moves), axis=0) if moves else np.zeros(b.shape))
     return tuple(out)
