@@ -186,6 +186,12 @@ def test_singular_and_nearly_singular_matrices_are_ill_conditioned():
     assert not conditioning(near, "float64").ill_conditioned
     assert conditioning(call_case("numpy.sin", {"numpy": "numpy.sin"}, singular),
                         "float32") is None
+    # solve(A, b): A's conditioning counts, not the right-hand side's (rank one here).
+    solve = {"numpy": "numpy.linalg.solve", "torch": "torch.linalg.solve"}
+    rhs = np.ones((2, 3), F32)
+    c = conditioning(call_case("numpy.linalg.solve", solve, np.eye(2, dtype=F32), rhs),
+                     "float32")
+    assert c is not None and c.condition_number == 1.0 and not c.ill_conditioned
 
 
 def test_a_wrong_inverse_of_an_ill_conditioned_matrix_is_marked(pool: Pool):

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dlfuzz.cases import ApiCase
+from dlfuzz.cases import COMPLEX_DTYPES, FLOAT_DTYPES, ApiCase
 from dlfuzz.errors import UsageError
 from dlfuzz.oracles.tolerances import epsilon
 
@@ -74,12 +74,15 @@ def conditioning(case: ApiCase, dtype: str) -> Conditioning | None:
         return None
     _, threshold = _table()
     eps = epsilon(dtype)
+    matrices = [t.to_numpy() for t in case.tensors if len(t.shape) >= 2 and
+                (t.dtype in FLOAT_DTYPES or t.dtype in COMPLEX_DTYPES)]
+    # The operator is the square matrix (A of solve(A, b), whichever argument it is);
+    # a right-hand side's conditioning says nothing. Without one (lstsq, svd of a tall
+    # matrix) the first matrix is the operator.
+    square = [a for a in matrices if a.shape[-1] == a.shape[-2]]
     worst: float | None = None
-    for t in case.tensors:
-        a = t.to_numpy()
-        if a.ndim < 2 or (a.dtype.kind not in "fc" and a.dtype.name != "bfloat16"):
-            continue
-        eps = eps or epsilon(t.dtype)
+    for a in square or matrices[:1]:
+        eps = eps or epsilon(a.dtype.name)
         c = condition_number(a)
         if c is not None:
             worst = c if worst is None else max(worst, c)
