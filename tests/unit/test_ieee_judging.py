@@ -110,6 +110,12 @@ def test_atan2_signed_zeros_follow_annex_f(pool: Pool):
     assert verdicts["torch"].rules == ("C99 F.9.1.4: atan2(±0, -0) = ±pi",)
 
 
+def test_a_rule_applies_to_zero_dimensional_operands(pool: Pool):
+    case = call_case("numpy.hypot", HYPOT, np.array(-INF, F32), np.array(NAN, F32))
+    found, _ = judge_case(pool, case, {"tf": np.array([NAN], F32)})
+    assert "C99 F.9.4.3" in found["tf"].detail("special_values")
+
+
 # ---- evaluation order --------------------------------------------------------------------
 
 def einsum_case() -> ApiCase:

@@ -16,6 +16,7 @@ bug at all.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -184,10 +185,14 @@ def fixed_results(case: ApiCase, library: str, shape: tuple[int, ...]) -> Fixed 
         if arrays is None:
             continue
         try:
-            if np.broadcast_shapes(*(a.shape for a in arrays)) != tuple(shape):
-                continue
+            joint = np.broadcast_shapes(*(a.shape for a in arrays))
         except ValueError:
             continue
+        if joint != tuple(shape):
+            if math.prod(joint) != 1 or math.prod(shape) != 1:
+                continue
+            # A one-element result may come back as (1,) for 0-d operands.
+            arrays = [np.broadcast_to(a, joint).reshape(shape) for a in arrays]
         m = rule.mask(arrays) & ~mask  # the first matching rule wins
         if not m.any():
             continue
