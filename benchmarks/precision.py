@@ -46,8 +46,9 @@ from dlfuzz.errors import UsageError
 
 LABELS = Path(__file__).resolve().parent / "labels"
 VERDICTS = ("real", "low-value", "false")
-# Reporting order of the severity classes (issue 13): what a maintainer reads first.
-SEVERITIES = ("crash", "wrong-result", "special-value", "validation", "inconsistency",
+# Reporting order of the severity classes, as `dlfuzz findings` lists them (issue 13):
+# what a maintainer reads first. A root cause seen in several classes counts in the first.
+SEVERITIES = ("crash", "wrong-result", "special-value", "inconsistency", "validation",
               "performance")
 UNKNOWN_SEVERITY = "(no severity)"
 HIGH = ("crash", "wrong-result")  # the classes that must be >= 90% real
@@ -298,7 +299,8 @@ def unlabelled_lines(causes: Sequence[RootCause], indent: str = "  ") -> list[st
     for rc in causes:
         bug = rc.bugs[0]
         others = f" (+{len(rc.bugs) - 1} more bugs)" if len(rc.bugs) > 1 else ""
-        lines.append(f"{indent}{rc.key}  [{rc.severity}] bug {bug.get('id')}{others}: "
+        lines.append(f"{indent}{rc.key}  [{rc.severity}] bug {bug.get('id')} "
+                     f"({bug.get('guilty_backend') or '?'}){others}: "
                      f"{' '.join(str(bug.get('message', '')).split())[:160]}")
         if rc.key != rc.derived:
             lines.append(f"{indent}    derived key: {rc.derived}")
