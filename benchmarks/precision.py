@@ -268,6 +268,9 @@ class Score:
     by_severity: dict[str, Tally] = field(default_factory=dict)
     high: Tally = field(default_factory=Tally)
     unlabelled: list[RootCause] = field(default_factory=list)
+    # Root causes whose own key has no label but whose derived key has one: worth an
+    # alias in the corpus, and a hint that two mechanisms may share the derived key.
+    by_derived: list[RootCause] = field(default_factory=list)
 
 
 def score(causes: Sequence[RootCause], labels: Mapping[str, Label]) -> Score:
@@ -281,6 +284,8 @@ def score(causes: Sequence[RootCause], labels: Mapping[str, Label]) -> Score:
             out.high.add(verdict)
         if label is None:
             out.unlabelled.append(rc)
+        elif rc.key != rc.derived and rc.key not in labels:
+            out.by_derived.append(rc)
     return out
 
 
@@ -367,6 +372,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                   "<library>/<api>/<symptom>")
         s = score(causes, labels)
         print("\n".join(report(f"  campaign {name}", s, "    ")))
+        for rc in s.by_derived:
+            print(f"    {rc.key}: labelled through its derived key {rc.derived} "
+                  "(add the key as an alias)")
         if s.unlabelled:
             print(f"  unlabelled root causes of campaign {name} (label them in "
                   f"{args.labels}):")

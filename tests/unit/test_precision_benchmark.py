@@ -170,6 +170,7 @@ def test_scoring_counts_verdicts_per_severity_and_lists_the_unlabelled():
     assert s.by_severity["special-value"].counts["low-value"] == 1
     assert s.by_severity["validation"].precision() == "-"
     assert [rc.key for rc in s.unlabelled] == ["jax/d"]
+    assert [rc.key for rc in s.by_derived] == ["numpy/f-new-scheme"]
     lines = precision.unlabelled_lines(s.unlabelled)
     assert any("repro jax: /x/repro_jax.py" in line for line in lines)
     assert "derived key: jax/jax.d/status" in "\n".join(lines)
