@@ -201,23 +201,22 @@ def list_bugs(campaign_dir: Path) -> list[dict[str, Any]]:
     return bugs
 
 
-def root_causes(bugs: Iterable[Mapping[str, Any]]) -> tuple[list[RootCause], bool]:
-    """Confirmed bugs grouped by root cause (first seen first), and whether every key
-    was derived here because the listing had no ``root_cause`` field."""
+def root_causes(bugs: Iterable[Mapping[str, Any]]) -> tuple[list[RootCause], int]:
+    """Confirmed bugs grouped by root cause (first seen first), and how many of the
+    groups are keyed by the derived key because their bugs carry no ``root_cause``."""
     groups: dict[str, RootCause] = {}
-    derived_only = True
     for bug in bugs:
         if bug.get("status", "confirmed" if bug.get("confirmed") else "") != "confirmed":
             continue
         key = bug.get("root_cause") or ""
-        derived_only &= not key
         dkey = derived_key(bug)
         rc = groups.setdefault(key or dkey, RootCause(key or dkey, dkey,
                                                       UNKNOWN_SEVERITY))
         rc.bugs.append(dict(bug))
         severity = bug.get("severity") or UNKNOWN_SEVERITY
         rc.severity = min(rc.severity, severity, key=_severity_rank)
-    return list(groups.values()), derived_only and bool(groups)
+    derived = sum(not any(b.get("root_cause") for b in rc.bugs) for rc in groups.values())
+    return list(groups.values()), derived
 
 
 def _severity_rank(severity: str) -> int:
@@ -363,13 +362,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             print(f"\ncampaign {name}: {c.title}, scored from {folder}")
         bugs = list_bugs(folder)
-        causes, derived_only = root_causes(bugs)
+        causes, n_derived = root_causes(bugs)
         flaky = sum(b.get("status") != "confirmed" for b in bugs)
         print(f"  {len(bugs)} bugs listed ({flaky} not confirmed, left out), "
               f"{sum(len(rc.bugs) for rc in causes)} confirmed in {len(causes)} root causes")
-        if derived_only:
-            print("  no root_cause field in the listing: keys derived here as "
-                  "<library>/<api>/<symptom>")
+        if n_derived:
+            print(f"  {n_derived} of {len(causes)} root causes without a root_cause field "
+                  "in the listing: keyed <library>/<api>/<symptom> here")
         s = score(causes, labels)
         print("\n".join(report(f"  campaign {name}", s, "    ")))
         for rc in s.by_derived:
