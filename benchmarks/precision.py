@@ -14,7 +14,8 @@ cause with its reproducers so a person can label it.
 Campaigns (the three of issue 13 plus the model engine):
   a  API engine on numpy, torch, jax, tf
   b  API engine on tfjs-cpu, tfjs-wasm and tf (TF.js 4.22.0)
-  c  program engine on keras-tf, keras-jax, keras-torch (every built-in Keras seed)
+  c  program engine on keras-tf, keras-jax, keras-torch (every built-in Keras seed,
+     batches of 8 programs)
   d  model engine (LEMON on LeNet-5) on torch, jax, tf, ort, ort-noopt
 
 Root-cause keys: the ``root_cause`` field of ``findings --json``; where a campaign's
@@ -69,9 +70,11 @@ CAMPAIGNS = {c.name: c for c in (
     Campaign("b", "API engine on tfjs-cpu, tfjs-wasm, tf (TF.js 4.22.0)",
              ("--engine", "api", "--backends", "tfjs-cpu,tfjs-wasm,tf",
               "--tfjs-version", "4.22.0", "--seed", "1")),
+    # Small batches: a program trains a model on three backends, so a default batch of
+    # 256 does not finish within a short budget and the campaign would judge nothing.
     Campaign("c", "program engine on keras-tf, keras-jax, keras-torch",
              ("--engine", "program", "--backends", "keras-tf,keras-jax,keras-torch",
-              "--seed", "1")),
+              "--batch-size", "8", "--seed", "1")),
     Campaign("d", "model engine (LEMON, LeNet-5) on torch, jax, tf, ort, ort-noopt",
              ("--engine", "model", "--method", "lemon", "--seed-model", "lenet5",
               "--backends", "torch,jax,tf,ort,ort-noopt", "--seed", "1")),
