@@ -203,7 +203,8 @@ class Campaign:
                       self.library_of, seed=self.settings.seed)
         self.ctx = OracleContext(judge, self.library_of, self.compiled,
                                  broken=self.engine.broken_constraints,
-                                 deterministic=self.engine.is_deterministic)
+                                 deterministic=self.engine.is_deterministic,
+                                 constraint_source=self.engine.constraint_source)
         # Confirmation re-runs the guilty backend in a fresh worker, with the same limits,
         # and checks its standalone reproducer (triage/confirm.py).
         fresh = FreshRerun(self.pool, self.judge_cases)

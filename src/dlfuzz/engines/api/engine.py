@@ -45,7 +45,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from dlfuzz.cases import ApiCase, DType, Finding, Outcome
-from dlfuzz.engines.api.constraints import Env, holds, make
+from dlfuzz.engines.api.constraints import Env, holds, make, provenance
 from dlfuzz.engines.api.libspecs import (
     LIBRARY_FILES,
     LibSpec,
@@ -159,6 +159,8 @@ class ApiEngine(Engine):
         self.stats: dict[str, ApiStats] = {n: ApiStats() for n in self.names}
         self.learned: dict[str, list[str]] = {}
         self.violations: dict[str, int] = {}
+        # (api, learned constraint) -> cases whose rejection gave it (independent evidence)
+        self.rejections: dict[tuple[str, str], int] = {}
         self._violate_specs: dict[str, tuple[LibSpec, Any]] = {}
         self._recent_ok: dict[str, deque[dict[str, Any]]] = {}
         self._draws: dict[str, Any] = {}  # case id -> Draw, for error feedback
@@ -376,19 +378,39 @@ class ApiEngine(Engine):
         ok_before = list(self._recent_ok.get(spec.api, ()))
         added = []
         for text in texts:
-            if text in known or text in learned:
+            if text in learned:  # another case's rejection says it again
+                self.rejections[(spec.api, text)] = self.rejections.get((spec.api, text), 0) + 1
+                continue
+            if text in known:
                 continue
             try:
-                constraint = make(text, "error", spec.names)
+                why = " ".join(f"{outcome.exc_type}: {outcome.message}".split())[:300]
+                constraint = make(text, "error", spec.names, why=why)
             except UsageError:
                 continue
             if all(holds(constraint, Env(_with_defaults(spec, v))) for v in ok_before):
                 added.append(constraint)
                 learned.append(text)
+                self.rejections[(spec.api, text)] = 1
         if added:
             self.specs[spec.api] = replace(spec, constraints=spec.constraints + tuple(added))
 
     # ---- for the campaign, triage and reports ------------------------------------------
+    def constraint_source(self, case: Any) -> str:
+        """Where the constraint a violate-mode case breaks comes from (``provenance``):
+        a constraint learned in this campaign says how many rejections gave it."""
+        spec = self.specs.get(getattr(case, "api", ""))
+        broken = str(getattr(case, "expect", "")).partition(":")[2]
+        if spec is None or not broken:
+            return ""
+        for c in spec.constraints:
+            if c.text == broken:
+                count = self.rejections.get((spec.api, c.text), 0)
+                if count:
+                    c = replace(c, rejections=count)
+                return provenance(c, spec.api, _shown_path(spec.source))
+        return ""
+
     def unsupported_backends(self, case: Any) -> frozenset[str]:
         spec = self.specs.get(getattr(case, "api", ""))
         if spec is None or not spec.unsupported:
@@ -458,6 +480,17 @@ def _library_of(backend: str) -> str:
     the part before its first dash)."""
     lib = of_backend(backend)
     return lib.name if lib is not None else backend.split("-", 1)[0]
+
+
+def _shown_path(path: str) -> str:
+    """A spec file as a report names it: relative to the dlfuzz source tree if inside."""
+    if not path:
+        return ""
+    here = Path(__file__).resolve().parents[3]  # the folder holding the dlfuzz package
+    try:
+        return str(Path(path).resolve().relative_to(here))
+    except ValueError:
+        return path
 
 
 def _with_defaults(spec: LibSpec, values: Mapping[str, Any]) -> dict[str, Any]:
