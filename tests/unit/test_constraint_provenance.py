@@ -12,6 +12,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from real_workers import PLANTED
@@ -150,3 +151,28 @@ def test_a_boundary_finding_without_a_known_source_is_a_hand_table_one() -> None
     ctx = OracleContext(None, {"torch": "torch"}, {"torch": False})
     (f,) = BoundaryOracle().check(case, {"torch": Outcome("torch", "ok")}, ctx)
     assert f.detail("constraint_source").startswith("hand table")
+
+
+def test_a_constraint_learned_from_one_rejection_is_never_broken_on_purpose() -> None:
+    specs = {DROPOUT: load_library("torch")[DROPOUT]}
+    e = ApiEngine(seed=5, libraries=("torch",), specs=specs, counterparts={},
+                  violate_share=0.0)
+    cases = e.propose(2)
+    message = "Expected input to have at least 2 dimensions, got {}"
+
+    def reject(case: Any) -> None:
+        x = values_of(case, specs[DROPOUT])["input"]
+        e.feedback(case, {"torch": Outcome("torch", "exception", exc_type="RuntimeError",
+                                           message=message.format(x.ndim), stage="call")}, [])
+
+    def broken_labels() -> set[str]:
+        e.violate_share = 1.0
+        labels = {c.expect.partition(":")[2] for c in e.propose(200)}
+        e.violate_share = 0.0
+        return labels
+
+    reject(cases[0])
+    learned = set(e.learned[DROPOUT])
+    assert learned and not learned & broken_labels()  # one rejection: generation only
+    reject(cases[1])
+    assert learned & broken_labels()  # a second case's rejection: trusted

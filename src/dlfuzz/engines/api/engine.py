@@ -80,6 +80,11 @@ COSTLY = frozenset({"timeout", "crash", "oom"})
 # operator definitions vouch for. Prose, LLM and hand-written ones can be narrower than
 # what the library accepts, and breaking a wrong constraint makes a false report.
 VIOLATE_SOURCES = frozenset({"validation", "error", "signature"})
+# A constraint learned from error messages during the campaign is broken on purpose only
+# once this many cases' rejections gave it: one message generalised by a pattern is weak
+# evidence ("div_trunc not implemented for ComplexFloat" learned as "input is not
+# complex64", which holds only with a rounding mode). Before that it only steers generation.
+MIN_REJECTIONS = 2
 RECENT_OK = 16  # ok draws remembered per API, to check a learned constraint against
 MAX_LEARNED = 8  # error-feedback constraints added per API in one campaign
 
@@ -288,7 +293,7 @@ class ApiEngine(Engine):
         narrower than what the library accepts, so only trusted constraints are broken."""
         cached = self._violate_specs.get(spec.api)
         if cached is None or cached[0] is not spec:
-            cached = (spec, self._violate_spec(spec))
+            cached = (spec, self._violate_spec(spec, self._weak(spec.api)))
             self._violate_specs[spec.api] = cached
         if cached[1] is None:
             return []
@@ -299,13 +304,20 @@ class ApiEngine(Engine):
             self.violations[key] = self.violations.get(key, 0) + len(draws)
         return draws
 
+    def _weak(self, api: str) -> frozenset[str]:
+        """Constraints learned in this campaign from fewer than ``MIN_REJECTIONS`` cases."""
+        return frozenset(t for t in self.learned.get(api, ())
+                         if self.rejections.get((api, t), 0) < MIN_REJECTIONS)
+
     @staticmethod
-    def _violate_spec(spec: LibSpec) -> tuple[LibSpec, frozenset[str]] | None:
+    def _violate_spec(spec: LibSpec, weak: frozenset[str] = frozenset()
+                      ) -> tuple[LibSpec, frozenset[str]] | None:
         """The spec violate mode works on (every constraint must still hold but the one
         broken; ranges of the parameters trusted constraints name are opened, so that
         ``not (p < 0 or p > 1)`` can be broken with p drawn in [0, 1]) and the texts of
         the constraints it may break."""
-        trusted = tuple(c for c in spec.constraints if c.source in VIOLATE_SOURCES)
+        trusted = tuple(c for c in spec.constraints
+                        if c.source in VIOLATE_SOURCES and c.text not in weak)
         # What the library's own checks or errors say about a parameter governs what its
         # signature's annotations suggest (``jax.lax.sort_key_val``'s ``dimension`` is
         # annotated as an index yet checked as ``-ndims <= dimension < ndims``).
@@ -380,6 +392,7 @@ class ApiEngine(Engine):
         for text in texts:
             if text in learned:  # another case's rejection says it again
                 self.rejections[(spec.api, text)] = self.rejections.get((spec.api, text), 0) + 1
+                self._violate_specs.pop(spec.api, None)  # it may have become trusted
                 continue
             if text in known:
                 continue
