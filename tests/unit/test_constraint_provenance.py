@@ -176,3 +176,26 @@ def test_a_constraint_learned_from_one_rejection_is_never_broken_on_purpose() ->
     assert learned and not learned & broken_labels()  # one rejection: generation only
     reject(cases[1])
     assert learned & broken_labels()  # a second case's rejection: trusted
+
+
+def test_program_boundary_findings_name_where_the_legal_range_comes_from() -> None:
+    from dlfuzz.cases.program import ProgramCase
+    from dlfuzz.engines.program.engine import ProgramEngine
+    from dlfuzz.engines.program.knowledge import legal_source
+    from dlfuzz.oracles.program import ProgramStateOracle
+
+    assert legal_source("torch", "torch.nn.Dropout", "p").startswith(
+        "hand table: src/dlfuzz/engines/program/data/hand_rules.json (rule for every")
+    assert legal_source("keras", "keras.layers.RandomBrightness", "factor") \
+        .endswith("(RandomBrightness.factor)")
+    assert legal_source("torch", "torch.nn.Unknown", "zz").startswith("documentation: ")
+    case = ProgramCase(api="torch.nn.Dropout", source="", library="torch",
+                       expect="invalid:p", node="n1",
+                       edge=(("api", "torch.nn.Dropout"), ("param", "p"), ("value", "1.1")))
+    source = ProgramEngine.constraint_source(ProgramEngine.__new__(ProgramEngine), case)
+    assert source == legal_source("torch", "torch.nn.Dropout", "p")
+    ctx = OracleContext(None, {"torch": "torch"}, {"torch": False},
+                        constraint_source=lambda c: source)
+    (f,) = ProgramStateOracle().check(case, {"torch": Outcome("torch", "ok")}, ctx)
+    assert f.symptom == "boundary" and f.detail("constraint_source") == source
+    assert source in f.message
