@@ -52,8 +52,10 @@ _GENERATED_CODE_ERRORS = frozenset({"NameError", "UnboundLocalError", "SyntaxErr
 _SYMPTOMS_KILLED = frozenset({"crash", "oom"})  # a signal death reproduces these
 _SYMPTOMS_HANG = frozenset({"timeout"})  # a reproducer stopped by the limit reproduces it
 # Start-up of the reproducer's interpreter (library import) on top of the case timeout:
-# the measured start of the fresh worker, doubled, and at least this many seconds.
-MIN_START_ALLOWANCE_S = 20.0
+# the measured start of the fresh worker (interpreter, library and preloads, under the
+# machine's load of the moment), doubled, and at least this many seconds. A hang's
+# reproducer runs this long, so the allowance is kept close to the measured start.
+MIN_START_ALLOWANCE_S = 5.0
 
 
 @dataclass(frozen=True)
