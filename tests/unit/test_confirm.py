@@ -31,6 +31,7 @@ from dlfuzz.triage.confirm import (
     invalid_program,
     judge_reproducer,
     rerun_in_pool,
+    run_reproducer,
 )
 from dlfuzz.triage.triager import Triage, TriageSettings
 
@@ -223,3 +224,17 @@ def test_a_program_failing_everywhere_the_same_way_is_invalid() -> None:
            "keras-jax": Outcome("keras-jax", "ok")}
     assert invalid_program(program, one) == ""  # one backend alone: maybe its bug
     assert invalid_program(SimpleNamespace(kind="api"), same) == ""
+
+
+def test_the_reproducer_runs_from_a_relative_campaign_folder(tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch):
+    """``dlfuzz run --out camp`` stores bug folders relative to the working directory."""
+    folder = tmp_path / "camp" / "bugs" / "b1"
+    folder.mkdir(parents=True)
+    (folder / "meta.json").write_text('{"repro": {"numpy": "repro_numpy.py"}}')
+    (folder / "repro_numpy.py").write_text(
+        "import sys\nprint('BUG present: planted')\nsys.exit(1)\n")
+    monkeypatch.chdir(tmp_path)
+    check = run_reproducer(Path("camp/bugs/b1"), "numpy", "numeric",
+                           WorkerConfig("numpy"), 5.0)
+    assert check.reproduced is True and check.verdict == "BUG present: planted", check

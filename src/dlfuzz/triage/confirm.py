@@ -260,6 +260,7 @@ def run_reproducer(folder: Path, backend: str, symptom: str, config: Any,
     """
     import json
 
+    folder = folder.resolve()  # the script runs with its folder as working directory
     meta_path = folder / "meta.json"
     if not meta_path.is_file():
         return ReproCheck(None, "no bug folder")
