@@ -287,3 +287,19 @@ def run_reproducer(folder: Path, backend: str, symptom: str, config: Any,
         check = judge_reproducer(symptom, proc.returncode, proc.stdout, proc.stderr, timeout)
     return ReproCheck(check.reproduced, check.verdict, check.exit_status,
                       time.perf_counter() - t0)
+
+
+def record_in_folder(folder: Path, check: ReproCheck) -> None:
+    """Add the reproducer's verdict to the bug folder's ``meta.json`` (the report and
+    whoever files the bug read it there)."""
+    import json
+
+    from dlfuzz.store.artifacts import write_atomic
+
+    meta_path = folder / "meta.json"
+    if not meta_path.is_file():
+        return
+    meta = json.loads(meta_path.read_text())
+    meta["reproducer"] = check.as_meta()
+    meta.setdefault("details", {})["reproducer"] = check.as_meta()
+    write_atomic(meta_path, json.dumps(meta, indent=2, default=str).encode())

@@ -27,7 +27,13 @@ from dlfuzz.cases.kind import Checker  # runs cases and applies every oracle
 from dlfuzz.oracles.reference import Judge
 from dlfuzz.store.db import BugRow, Store
 from dlfuzz.triage.bugdir import BugFolder, write_bug_folder
-from dlfuzz.triage.confirm import ReproCheck, ReRun, confirm, rerun_in_pool
+from dlfuzz.triage.confirm import (
+    ReproCheck,
+    ReRun,
+    confirm,
+    record_in_folder,
+    rerun_in_pool,
+)
 from dlfuzz.triage.reduce import reduce_case
 
 
@@ -112,7 +118,9 @@ class Triage:
         row = self.store.bug(bug_id)
         if self.reproduce is None or row is None or not row.dir:
             return
-        check = self.reproduce(self.store.root / row.dir, finding)
+        folder = self.store.root / row.dir
+        check = self.reproduce(folder, finding)
+        record_in_folder(folder, check)
         details = {**details, "reproducer": check.as_meta()}
         if check.reproduced is False:
             self.store.update_bug(bug_id, status="unreproduced", details=details)
