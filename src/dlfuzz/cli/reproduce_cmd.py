@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -20,7 +21,7 @@ from pathlib import Path
 from dlfuzz.errors import UsageError
 from dlfuzz.settings import CampaignSettings
 from dlfuzz.store.db import Store
-from dlfuzz.triage.confirm import reproducer_command, verdict_line
+from dlfuzz.triage.confirm import reproducer_command, reproducer_env, verdict_line
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -70,7 +71,8 @@ def run(args: argparse.Namespace) -> int:
         argv = reproducer_command(backend, script, mods, pythons.get(backend) or sys.executable)
         try:
             proc = subprocess.run(argv, capture_output=True, text=True,
-                                  timeout=args.timeout, cwd=folder)
+                                  timeout=args.timeout, cwd=folder,
+                                  env={**os.environ, **reproducer_env(backend)})
             rc, line = proc.returncode, verdict_line(proc.stdout, proc.stderr)
             status = _status(rc)
         except subprocess.TimeoutExpired:

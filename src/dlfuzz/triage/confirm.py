@@ -212,6 +212,21 @@ def reproducer_command(backend: str, script: Path, preload: Sequence[str], pytho
     return [python, "-c", code]
 
 
+def reproducer_env(backend: str) -> dict[str, str]:
+    """Environment variables a backend's reproducer needs when preloads are imported
+    before the script (the backend's ``repro_env``: Keras' ``KERAS_BACKEND``)."""
+    from dlfuzz import registry
+    from dlfuzz.errors import UsageError
+
+    try:
+        cls = registry.load("backend", backend)
+    except UsageError:
+        return {}
+    if not hasattr(cls, "repro_env"):
+        return {}
+    return dict(cls().repro_env or {})
+
+
 def verdict_line(stdout: str, stderr: str) -> str:
     """The script's verdict: its last line on stdout; else the last on stderr (a crash)."""
     for text in (stdout, stderr):
@@ -271,7 +286,7 @@ def run_reproducer(folder: Path, backend: str, symptom: str, config: Any,
     preload = tuple(getattr(config, "preload", ()))
     argv = reproducer_command(backend, folder / name, preload, python)
     timeout = case_timeout_s + max(MIN_START_ALLOWANCE_S, 2 * start_s)
-    env = dict(os.environ)
+    env = {**os.environ, **reproducer_env(backend)}
     if env.get("PYTHONPATH"):  # the script runs in its folder: keep relative entries valid
         env["PYTHONPATH"] = os.pathsep.join(os.path.abspath(p or os.curdir)
                                             for p in env["PYTHONPATH"].split(os.pathsep))
