@@ -139,6 +139,12 @@ class CaseKind:
         outputs (a model's LEMON vote). Default: none."""
         return ()
 
+    def output_modes(self, case: Any) -> dict[int, str]:
+        """Outputs of ``case`` not compared element by element: output index -> mode
+        (``oracles/canonical.py``: sorted, set, skip-on-ties, residual, skip), such as an
+        API's eigenvalues. Default: none, every output elementwise."""
+        return {}
+
     # ---- report ------------------------------------------------------------------------
 
     def report_section(self, folder: Path, meta: dict[str, Any]) -> str:

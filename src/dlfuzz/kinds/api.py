@@ -24,6 +24,12 @@ from dlfuzz.triage.repro import reproducer
 class ApiKind(CaseKind):
     name = "api"
 
+    def output_modes(self, case: Any) -> dict[int, str]:
+        """The ``compare`` entries of the API's built-in spec (eigenvalues, sets, ...)."""
+        from dlfuzz.engines.api.libspecs import compare_modes
+
+        return compare_modes(str(getattr(case, "api", "")))
+
     def describe(self, case: ApiCase) -> dict[str, Any]:
         return {
             "api": case.api,

@@ -1,0 +1,206 @@
+"""The check a dlfuzz-written counterpart passes before it may judge IEEE special inputs.
+
+Validation (``validate.py``) draws ordinary, finite inputs. A re-implementation that is
+right there can still be wrong where the native API follows IEEE 754: a ``hardshrink``
+written as ``where(|x| > lambd, x, 0)`` maps NaN to 0 where torch propagates it; a
+convolution that pads explicitly with zeros computes ``0 * inf = nan`` on taps the native
+op skips. Such a counterpart, agreeing with a float64 re-run of itself, blames the library
+that was right.
+
+So each composition (and LLM-written counterpart) is run here against the native API on
+valid inputs with special values planted in every floating tensor: for each kind of
+``SPECIAL_KINDS`` (NaN, +inf, -inf, -0.0, a large finite value whose square overflows), in
+float32 and float64 (or the floating dtype it is validated on), with about a third of the
+elements (at least one) replaced. Inputs the native API rejects say nothing and are
+skipped. A kind is trusted when at least one input reached both and every one of them
+agreed: same status, same structure, NaN and infinities in the same places with the same
+signs, finite values within the dtype's tolerance (``validate.compare``). The trusted
+kinds become the counterpart's ``specials``; the first disagreement per kind is kept in its
+evidence (``specials_disagree``) with the inputs' shapes. ``Counterpart.applies`` keeps a
+counterpart away from inputs holding a kind it is not trusted on.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from dlfuzz.cases import ApiCase, Outcome
+from dlfuzz.engines.api.counterparts.model import SPECIAL_KINDS, Counterpart
+from dlfuzz.engines.api.libspecs import LibSpec
+from dlfuzz.specgen.counterparts.inputs import Input
+from dlfuzz.specgen.counterparts.validate import API_BACKENDS, EAGER, Validator, _run, compare
+
+CHECK_DTYPES = ("float32", "float64")
+PER_DTYPE = 3          # valid inputs per dtype that get each kind of special value
+FRACTION = 1 / 3       # share of each floating tensor's elements replaced
+_FLOATING = frozenset({"float16", "bfloat16", "float32", "float64"})
+
+
+@dataclass
+class SpecialVerdict:
+    """What the check found for one counterpart: trusted kinds, disagreements by kind."""
+
+    candidate: Counterpart
+    tested: dict[str, int] = field(default_factory=dict)       # kind -> inputs compared
+    disagree: dict[str, str] = field(default_factory=dict)     # kind -> first disagreement
+
+    @property
+    def trusted(self) -> tuple[str, ...]:
+        return tuple(k for k in SPECIAL_KINDS if self.tested.get(k) and k not in self.disagree)
+
+    def updated(self) -> Counterpart:
+        """The counterpart with ``specials`` and its evidence from this check."""
+        evidence = {k: v for k, v in self.candidate.evidence if k != "specials_disagree"}
+        if self.disagree:
+            evidence["specials_disagree"] = dict(sorted(self.disagree.items()))
+        return replace(self.candidate, specials=self.trusted,
+                       evidence=tuple(sorted(evidence.items())))
+
+
+def special_value(kind: str, dtype: np.dtype[Any]) -> float:
+    """The value planted for ``kind`` in arrays of ``dtype``."""
+    if kind == "large":
+        return float(np.finfo(dtype).max) / 4.0
+    return {"nan": float("nan"), "inf": float("inf"), "-inf": float("-inf"),
+            "-0": -0.0}[kind]
+
+
+def plant(values: Mapping[str, Any], kind: str, rng: np.random.Generator
+          ) -> dict[str, Any] | None:
+    """The values with ``kind`` planted in every non-empty floating array (None: none)."""
+    out: dict[str, Any] = {}
+    planted = False
+    for name, v in values.items():
+        if isinstance(v, np.ndarray) and _floating(v):
+            out[name] = _planted(v, kind, rng)
+            planted = True
+        elif isinstance(v, list | tuple) and v and all(isinstance(x, np.ndarray) for x in v):
+            arrays = [_planted(x, kind, rng) if _floating(x) else x for x in v]
+            planted = planted or any(_floating(x) for x in v)
+            out[name] = type(v)(arrays) if isinstance(v, tuple) else arrays
+        else:
+            out[name] = v
+    return out if planted else None
+
+
+def _floating(a: np.ndarray) -> bool:
+    return a.dtype.name in _FLOATING and a.size > 0
+
+
+def _planted(a: np.ndarray, kind: str, rng: np.random.Generator) -> np.ndarray:
+    out = np.array(a, copy=True)
+    flat = out.reshape(-1)
+    count = max(1, int(round(flat.size * FRACTION)))
+    where = rng.choice(flat.size, size=count, replace=False)
+    with np.errstate(over="ignore"):
+        flat[where] = special_value(kind, np.dtype(np.float32) if a.dtype.name ==
+                                    "bfloat16" else a.dtype)
+    return out
+
+
+def _dtypes(cp: Counterpart, available: set[str]) -> list[str]:
+    """Float32 and float64 where validated; else the first floating dtype validated."""
+    allowed = [d for d in (cp.dtypes or CHECK_DTYPES) if d in available]
+    wanted = [d for d in CHECK_DTYPES if d in allowed]
+    return wanted or [d for d in allowed if d in _FLOATING][:1]
+
+
+def check(specs: Mapping[str, LibSpec], candidates: Sequence[Counterpart], pool: Any,
+          seed: int = 0) -> list[SpecialVerdict]:
+    """Run every candidate against its API on special inputs (see the module doc)."""
+    val = Validator(specs, seed)
+    wanted = [cp for cp in candidates if cp.api in specs]
+    val.prepare(pool, wanted)
+    rng = np.random.default_rng(seed)
+    jobs: list[tuple[int, str, Input]] = []
+    cases: list[ApiCase] = []
+    verdicts = [SpecialVerdict(cp) for cp in wanted]
+    for i, cp in enumerate(wanted):
+        spec = specs[cp.api]
+        strip = frozenset(n for n, _ in cp.requires_default)
+        valid = [x for x in val.inputs.get(cp.api, ()) if val._ok(x)
+                 and x.variant in (frozenset(), strip) and cp._defaults_ok(x.values)]
+        for dtype in _dtypes(cp, {x.dtype for x in valid}):
+            chosen = [x for x in valid if x.dtype == dtype][:PER_DTYPE]
+            for x in chosen:
+                for kind in SPECIAL_KINDS:
+                    values = plant(x.values, kind, rng)
+                    if values is None:
+                        continue
+                    try:
+                        cases.append(_case(spec, cp, values))
+                    except Exception as exc:  # noqa: BLE001 - a call it cannot build
+                        verdicts[i].disagree.setdefault(kind, f"cannot build the call: {exc}")
+                        continue
+                    jobs.append((i, kind, x))
+    libs = {specs[cp.api].library for cp in wanted}
+    backends = set(EAGER) | {API_BACKENDS[lib] for lib in libs if lib in API_BACKENDS}
+    results = _run(pool, cases, backends, "special inputs") if cases else []
+    for (i, kind, x), case, res in zip(jobs, cases, results, strict=True):
+        _judge(verdicts[i], kind, x, case, res, specs)
+    return verdicts
+
+
+def _case(spec: LibSpec, cp: Counterpart, values: Mapping[str, Any]) -> ApiCase:
+    from dlfuzz.engines.api.libdraw import rebuild
+
+    return rebuild(spec, values, [cp])
+
+
+def _judge(v: SpecialVerdict, kind: str, x: Input, case: ApiCase,
+           res: Mapping[str, Outcome], specs: Mapping[str, LibSpec]) -> None:
+    cp = v.candidate
+    lib = specs[cp.api].library
+    native = res.get(API_BACKENDS.get(lib, lib))
+    other = res.get(cp.worker_library)
+    if native is None or not native.ok or other is None:
+        return  # the API rejects this input (or a backend is missing): no evidence
+    v.tested[kind] = v.tested.get(kind, 0) + 1
+    verdict, ratio = compare(native, other)
+    if verdict == "agree" or kind in v.disagree:
+        return
+    shapes = [list(t.shape) for t in case.tensors]
+    if verdict == "fail":
+        what = f"{other.status} {other.exc_type}: {other.message[:80]}".strip()
+    else:
+        what = f"{verdict} mismatch, deviation {ratio:.3g} tolerance units"
+        what += _first_difference(native, other)
+    v.disagree[kind] = f"{x.dtype}: {what} (inputs {shapes})"
+
+
+def _first_difference(native: Outcome, other: Outcome) -> str:
+    """'; the API gives nan where it gives 0' for the worst element (a NaN/Inf mismatch
+    first, else the largest relative difference)."""
+    for a, b in zip(native.outputs, other.outputs, strict=False):
+        x, y = a.to_numpy().reshape(-1), b.to_numpy().reshape(-1)
+        if x.shape != y.shape or x.size == 0:
+            continue
+        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+            xx, yy = x.astype(np.complex128), y.astype(np.complex128)
+            kind = (np.isnan(xx) != np.isnan(yy)) | (np.isinf(xx) != np.isinf(yy)) | (
+                np.isinf(xx) & np.isinf(yy) & (xx != yy))
+            rel = np.where(np.isfinite(xx) & np.isfinite(yy),
+                           np.abs(xx - yy) / (np.abs(xx) + 1e-300), 0.0)
+        k = int(np.argmax(kind)) if kind.any() else int(np.argmax(rel))
+        if kind.any() or rel[k] > 0:
+            return f"; the API gives {_fmt(x[k])} where it gives {_fmt(y[k])}"
+    return ""
+
+
+def _fmt(value: Any) -> str:
+    return f"{value:.6g}" if np.isrealobj(value) else str(value)
+
+
+def summary(verdicts: Sequence[SpecialVerdict]) -> dict[str, list[str]]:
+    """Per counterpart target, the kinds it is not trusted on (for logs and tests)."""
+    out: dict[str, list[str]] = defaultdict(list)
+    for v in verdicts:
+        missing = [k for k in SPECIAL_KINDS if k not in v.trusted]
+        if missing:
+            out[f"{v.candidate.api} <- {v.candidate.target}"] = missing
+    return dict(out)
