@@ -8,7 +8,8 @@ op skips. Such a counterpart, agreeing with a float64 re-run of itself, blames t
 that was right.
 
 So each composition (and LLM-written counterpart) is run here against the native API on
-valid inputs with special values planted in every floating tensor: for each kind of
+inputs drawn from the API's spec (``PER_DTYPE`` per dtype) with special values planted in
+every floating tensor: for each kind of
 ``SPECIAL_KINDS`` (NaN, +inf, -inf, -0.0, a large finite value whose square overflows), in
 float32 and float64 (or the floating dtype it is validated on), with about a third of the
 elements (at least one) replaced. Inputs the native API rejects say nothing and are
@@ -32,8 +33,8 @@ import numpy as np
 from dlfuzz.cases import ApiCase, Outcome
 from dlfuzz.engines.api.counterparts.model import SPECIAL_KINDS, Counterpart
 from dlfuzz.engines.api.libspecs import LibSpec
-from dlfuzz.specgen.counterparts.inputs import Input
-from dlfuzz.specgen.counterparts.validate import API_BACKENDS, EAGER, Validator, _run, compare
+from dlfuzz.specgen.counterparts.inputs import Input, draws, dtypes_for, expand, for_dtype
+from dlfuzz.specgen.counterparts.validate import API_BACKENDS, EAGER, _run, compare
 
 CHECK_DTYPES = ("float32", "float64")
 PER_DTYPE = 3          # valid inputs per dtype that get each kind of special value
@@ -103,31 +104,39 @@ def _planted(a: np.ndarray, kind: str, rng: np.random.Generator) -> np.ndarray:
     return out
 
 
-def _dtypes(cp: Counterpart, available: set[str]) -> list[str]:
-    """Float32 and float64 where validated; else the first floating dtype validated."""
-    allowed = [d for d in (cp.dtypes or CHECK_DTYPES) if d in available]
+def _dtypes(spec: LibSpec, cp: Counterpart) -> list[str]:
+    """Float32 and float64 where the API takes them and the counterpart was validated on
+    them; else the first floating dtype of both."""
+    allowed = [d for d in dtypes_for(spec) if not cp.dtypes or d in cp.dtypes]
     wanted = [d for d in CHECK_DTYPES if d in allowed]
     return wanted or [d for d in allowed if d in _FLOATING][:1]
 
 
 def check(specs: Mapping[str, LibSpec], candidates: Sequence[Counterpart], pool: Any,
-          seed: int = 0) -> list[SpecialVerdict]:
-    """Run every candidate against its API on special inputs (see the module doc)."""
-    val = Validator(specs, seed)
-    wanted = [cp for cp in candidates if cp.api in specs]
-    val.prepare(pool, wanted)
+          seed: int = 0, per_dtype: int = PER_DTYPE) -> list[SpecialVerdict]:
+    """Run every candidate against its API on special inputs (see the module doc):
+    ``per_dtype`` drawn inputs per dtype, each with every kind planted."""
+    from dlfuzz.engines.api.libgen import LibGenerator
+
+    gen = LibGenerator(seed, mode="adjust", specials=False)
     rng = np.random.default_rng(seed)
+    wanted = [cp for cp in candidates if cp.api in specs]
+    drawn: dict[tuple[str, str, frozenset[str]], list[Input]] = {}
     jobs: list[tuple[int, str, Input]] = []
     cases: list[ApiCase] = []
     verdicts = [SpecialVerdict(cp) for cp in wanted]
     for i, cp in enumerate(wanted):
         spec = specs[cp.api]
         strip = frozenset(n for n, _ in cp.requires_default)
-        valid = [x for x in val.inputs.get(cp.api, ()) if val._ok(x)
-                 and x.variant in (frozenset(), strip) and cp._defaults_ok(x.values)]
-        for dtype in _dtypes(cp, {x.dtype for x in valid}):
-            chosen = [x for x in valid if x.dtype == dtype][:PER_DTYPE]
-            for x in chosen:
+        for dtype in _dtypes(spec, cp):
+            key = (cp.api, dtype, strip)
+            if key not in drawn:
+                values = draws(gen, for_dtype(spec, dtype), per_dtype)
+                drawn[key] = [x for x in expand(spec, values, [strip])
+                              if x.variant == strip and x.dtype == dtype]
+            for x in drawn[key]:
+                if not cp._defaults_ok(x.values):
+                    continue
                 for kind in SPECIAL_KINDS:
                     values = plant(x.values, kind, rng)
                     if values is None:
