@@ -24,8 +24,8 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from dlfuzz.engines.api.counterparts.model import LIBRARIES, Counterpart, load_file
 from dlfuzz.engines.api.counterparts.model import DATA_DIR as COUNTERPARTS_DIR
+from dlfuzz.engines.api.counterparts.model import LIBRARIES, Counterpart, load_file
 
 pytest.importorskip("torch")
 pytest.importorskip("tensorflow")
