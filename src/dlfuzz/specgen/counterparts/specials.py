@@ -131,18 +131,18 @@ def check(specs: Mapping[str, LibSpec], candidates: Sequence[Counterpart], pool:
         for dtype in _dtypes(spec, cp):
             key = (cp.api, dtype, strip)
             if key not in drawn:
-                values = draws(gen, for_dtype(spec, dtype), per_dtype)
-                drawn[key] = [x for x in expand(spec, values, [strip])
+                raw = draws(gen, for_dtype(spec, dtype), per_dtype)
+                drawn[key] = [x for x in expand(spec, raw, [strip])
                               if x.variant == strip and x.dtype == dtype]
             for x in drawn[key]:
                 if not cp._defaults_ok(x.values):
                     continue
                 for kind in SPECIAL_KINDS:
-                    values = plant(x.values, kind, rng)
-                    if values is None:
+                    planted = plant(x.values, kind, rng)
+                    if planted is None:
                         continue
                     try:
-                        cases.append(_case(spec, cp, values))
+                        cases.append(_case(spec, cp, planted))
                     except Exception as exc:  # noqa: BLE001 - a call it cannot build
                         verdicts[i].disagree.setdefault(kind, f"cannot build the call: {exc}")
                         continue
