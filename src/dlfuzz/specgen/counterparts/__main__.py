@@ -187,7 +187,11 @@ def write_specials(path: Path, updated: dict[tuple[str, str, str, str], Counterp
     a file, leaving every other entry and the file's layout as they are."""
     import json
 
-    raw = json.loads(path.read_text(encoding="utf-8"))
+    text = path.read_text(encoding="utf-8")
+    raw = json.loads(text)
+    # Files are kept either indented (one key a line) or as ``dump`` writes them (one
+    # counterpart a line): each keeps its layout, so the diff is only what changed.
+    indented = json.dumps(raw, indent=1, ensure_ascii=False) == text
     for i, entry in enumerate(raw["counterparts"]):
         cp = updated.get((entry.get("api"), entry.get("library"), entry.get("kind"),
                           entry.get("target")))
@@ -197,14 +201,22 @@ def write_specials(path: Path, updated: dict[tuple[str, str, str, str], Counterp
         if cp.specials:
             new["specials"] = list(cp.specials)
         evidence = {k: v for k, v in entry.get("evidence", {}).items()
-                    if k != "specials_disagree"}
-        disagree = cp.evidence_dict().get("specials_disagree")
+                    if k not in ("specials_disagree", "specials_unchecked")}
+        checked = cp.evidence_dict()
+        disagree = checked.get("specials_disagree")
         if disagree:
             evidence["specials_disagree"] = {k: disagree[k] for k in sorted(disagree)}
+        if checked.get("specials_unchecked"):
+            evidence["specials_unchecked"] = list(checked["specials_unchecked"])
         if evidence:
             new["evidence"] = dict(sorted(evidence.items()))
         raw["counterparts"][i] = new
-    path.write_text(json.dumps(raw, indent=1, ensure_ascii=False), encoding="utf-8")
+    if indented:
+        path.write_text(json.dumps(raw, indent=1, ensure_ascii=False), encoding="utf-8")
+        return
+    old = load_file(path)
+    path.write_text(json.dumps(raw), encoding="utf-8")  # read back as counterparts below
+    dump(old.library, load_file(path).counterparts, path, old.rejected, dict(old.header))
 
 
 def cmd_specials(args: argparse.Namespace) -> int:

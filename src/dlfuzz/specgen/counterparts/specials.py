@@ -17,7 +17,8 @@ skipped. A kind is trusted when at least one input reached both and every one of
 agreed: same status, same structure, NaN and infinities in the same places with the same
 signs, finite values within the dtype's tolerance (``validate.compare``). The trusted
 kinds become the counterpart's ``specials``; the first disagreement per kind is kept in its
-evidence (``specials_disagree``) with the inputs' shapes. ``Counterpart.applies`` keeps a
+evidence (``specials_disagree``) with the inputs' shapes, and the kinds no accepted input
+reached (``specials_unchecked``: not trusted either). ``Counterpart.applies`` keeps a
 counterpart away from inputs holding a kind it is not trusted on.
 """
 
@@ -33,7 +34,7 @@ import numpy as np
 from dlfuzz.cases import ApiCase, Outcome
 from dlfuzz.engines.api.counterparts.model import SPECIAL_KINDS, Counterpart
 from dlfuzz.engines.api.libspecs import LibSpec
-from dlfuzz.specgen.counterparts.inputs import Input, draws, dtypes_for, expand, for_dtype
+from dlfuzz.specgen.counterparts.inputs import Input, draws, dtypes_for, for_dtype, make_input
 from dlfuzz.specgen.counterparts.validate import API_BACKENDS, EAGER, _run, compare
 
 CHECK_DTYPES = ("float32", "float64")
@@ -54,11 +55,20 @@ class SpecialVerdict:
     def trusted(self) -> tuple[str, ...]:
         return tuple(k for k in SPECIAL_KINDS if self.tested.get(k) and k not in self.disagree)
 
+    @property
+    def unchecked(self) -> tuple[str, ...]:
+        """Kinds no input reached (the API rejected them, or no floating tensor held them)."""
+        return tuple(k for k in SPECIAL_KINDS if not self.tested.get(k)
+                     and k not in self.disagree)
+
     def updated(self) -> Counterpart:
         """The counterpart with ``specials`` and its evidence from this check."""
-        evidence = {k: v for k, v in self.candidate.evidence if k != "specials_disagree"}
+        evidence = {k: v for k, v in self.candidate.evidence
+                    if k not in ("specials_disagree", "specials_unchecked")}
         if self.disagree:
             evidence["specials_disagree"] = dict(sorted(self.disagree.items()))
+        if self.unchecked:
+            evidence["specials_unchecked"] = list(self.unchecked)
         return replace(self.candidate, specials=self.trusted,
                        evidence=tuple(sorted(evidence.items())))
 
@@ -109,7 +119,9 @@ def _dtypes(spec: LibSpec, cp: Counterpart) -> list[str]:
     them; else the first floating dtype of both."""
     allowed = [d for d in dtypes_for(spec) if not cp.dtypes or d in cp.dtypes]
     wanted = [d for d in CHECK_DTYPES if d in allowed]
-    return wanted or [d for d in allowed if d in _FLOATING][:1]
+    # An input keyed by an integer tensor (embedding indices) may still carry floating
+    # ones (the embedding's weight): checked in the dtypes it was validated on.
+    return wanted or [d for d in allowed if d in _FLOATING][:1] or allowed[:2]
 
 
 def check(specs: Mapping[str, LibSpec], candidates: Sequence[Counterpart], pool: Any,
@@ -132,8 +144,10 @@ def check(specs: Mapping[str, LibSpec], candidates: Sequence[Counterpart], pool:
             key = (cp.api, dtype, strip)
             if key not in drawn:
                 raw = draws(gen, for_dtype(spec, dtype), per_dtype)
-                drawn[key] = [x for x in expand(spec, raw, [strip])
-                              if x.variant == strip and x.dtype == dtype]
+                # Parameters the counterpart cannot express are left out (as validated).
+                inputs = [make_input(spec, {k: v for k, v in values.items()
+                                            if k not in strip}, strip) for values in raw]
+                drawn[key] = [x for x in inputs if x.dtype == dtype]
             for x in drawn[key]:
                 if not cp._defaults_ok(x.values):
                     continue
