@@ -55,3 +55,50 @@ def test_specials_round_trip_and_a_bad_kind_names_the_fix(tmp_path: Path):
     path.write_text(json.dumps({"format": 1, "library": "torch", "counterparts": [entry]}))
     with pytest.raises(UsageError, match=r"torch.json:1.*'specials'.*nan, inf"):
         load_file(path)
+
+
+def test_plant_puts_the_kind_in_every_floating_tensor_and_nowhere_else():
+    from dlfuzz.specgen.counterparts.specials import plant
+
+    rng = np.random.default_rng(0)
+    values = {"x": np.ones((3, 4), np.float32), "idx": np.arange(3), "w": [np.zeros(2)],
+              "alpha": 0.5}
+    out = plant(values, "nan", rng)
+    assert out is not None
+    assert int(np.isnan(out["x"]).sum()) == 4 and np.isnan(out["w"][0]).sum() >= 1
+    assert out["idx"] is values["idx"] and out["alpha"] == 0.5
+    assert not np.isnan(values["x"]).any()  # the drawn input is left as it was
+    assert special_kinds(plant(values, "-0", rng)) == {"-0"}
+    assert special_kinds(plant(values, "large", rng)) == {"large"}
+    assert plant({"idx": np.arange(3)}, "inf", rng) is None
+
+
+def test_the_check_trusts_a_kind_only_where_every_input_agreed():
+    from dlfuzz.cases import Outcome, Tensor
+    from dlfuzz.specgen.counterparts.inputs import Input
+    from dlfuzz.specgen.counterparts.specials import SpecialVerdict, _judge
+
+    class Spec:
+        library = "torch"
+
+    def ok(backend: str, *arrays: np.ndarray) -> Outcome:
+        return Outcome(backend, "ok", tuple(Tensor.from_numpy(a) for a in arrays))
+
+    x = Input(COMPOSED.api, "float32", {}, frozenset(), frozenset(), None)  # type: ignore[arg-type]
+    case = type("Case", (), {"tensors": ()})()
+    v = SpecialVerdict(COMPOSED)
+    specs = {COMPOSED.api: Spec()}
+    nan, zero = np.array([np.nan, 1.0]), np.array([0.0, 1.0])
+    _judge(v, "nan", x, case, {"torch": ok("torch", nan), "jax": ok("jax", zero)}, specs)
+    _judge(v, "inf", x, case, {"torch": ok("torch", np.array([np.inf])),
+                               "jax": ok("jax", np.array([np.inf]))}, specs)
+    # Large inputs: overflow on one side only is the order of operations, not a bug...
+    _judge(v, "large", x, case, {"torch": ok("torch", np.array([-np.inf, 2.0])),
+                                 "jax": ok("jax", np.array([np.nan, 2.0]))}, specs)
+    assert v.trusted == ("inf", "large")
+    assert "gives nan where it gives 0" in v.disagree["nan"]
+    # ... but finite results that differ are.
+    _judge(v, "large", x, case, {"torch": ok("torch", np.array([1e300])),
+                                 "jax": ok("jax", np.array([0.0]))}, specs)
+    assert v.trusted == ("inf",) and v.unchecked == ("-inf", "-0")
+    assert v.updated().specials == ("inf",)
