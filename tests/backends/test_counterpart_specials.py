@@ -13,8 +13,8 @@ specials``); ``Counterpart.applies`` keeps it off every other kind.
   recorded run: another seed) for every recorded composition: a kind recorded as trusted
   that disagrees now fails here, with the disagreement.
 * The fixed ones stay fixed: ``hardshrink`` and ``softshrink`` propagate NaN as torch
-  does; a composition that pads explicitly (``0 * inf``) is not trusted on
-  infinities.
+  does; a composition that pads explicitly (``0 * -inf`` on taps XLA skips) is not
+  trusted on infinities.
 """
 
 from __future__ import annotations
@@ -105,17 +105,24 @@ def test_shrink_compositions_propagate_nan_as_torch_does(pool, specs, target):
     assert v.tested.get("nan") and "nan" not in v.disagree, v.disagree
 
 
-def test_a_composition_wrong_on_infinities_is_not_trusted_there():
-    """torch skips padded taps; a TF or JAX composition of torch's conv2d pads with zeros
-    and computes 0 * inf = nan there."""
+def test_explicit_padding_over_infinities_keeps_a_composition_off_them(pool, specs):
+    """XLA's convolution skips the taps that fall on ``SAME`` padding; torch's and TF's
+    compositions of ``jax.lax.conv`` pad with zeros and compute 0 * -inf = nan there."""
     from dlfuzz.engines.api.counterparts.model import special_kinds
+    from dlfuzz.engines.api.libdraw import rebuild
 
-    convs = [c for c in recorded() if c.api == "torch.nn.functional.conv2d"]
-    assert convs
-    weights = {"input": np.ones((1, 1, 3, 3), np.float32),
-               "weight": np.full((1, 1, 3, 3), np.inf, np.float32), "padding": 1}
-    assert special_kinds(weights) == {"inf"}
+    rhs = np.ones((1, 1, 3), np.float64)
+    rhs[0, 0, 0] = -np.inf
+    values = {"lhs": np.ones((1, 1, 4), np.float64), "rhs": rhs, "window_strides": (1,),
+              "padding": "SAME"}
+    assert special_kinds(values) == {"-inf"}
+    convs = [c for c in recorded() if c.api == "jax.lax.conv"]
+    assert {c.library for c in convs} == {"torch", "tf"}
     for cp in convs:
-        assert "inf" not in cp.specials, cp.evidence_dict().get("specials_disagree")
-        assert not cp.applies(weights)
-        assert cp.applies({**weights, "weight": np.ones((1, 1, 3, 3), np.float32)})
+        (res,) = pool.run([rebuild(specs[cp.api], values, [cp])])
+        native, composed = (res[b].outputs[0].to_numpy() for b in ("jax", cp.library))
+        # The first output's first tap lies on the padding: XLA gives 2, zeros give nan.
+        assert native[0, 0, 0] == 2.0 and np.isnan(composed[0, 0, 0])
+        assert "-inf" not in cp.specials, cp.evidence_dict().get("specials_disagree")
+        assert not cp.applies(values)
+        assert cp.applies({**values, "rhs": np.ones((1, 1, 3))})

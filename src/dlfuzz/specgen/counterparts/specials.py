@@ -40,7 +40,7 @@ from dlfuzz.specgen.counterparts.inputs import Input, draws, dtypes_for, for_dty
 from dlfuzz.specgen.counterparts.validate import API_BACKENDS, EAGER, _run, compare
 
 CHECK_DTYPES = ("float32", "float64")
-PER_DTYPE = 3          # valid inputs per dtype that get each kind of special value
+PER_DTYPE = 6          # drawn inputs per dtype that get each kind of special value
 FRACTION = 1 / 3       # share of each floating tensor's elements replaced
 _FLOATING = frozenset({"float16", "bfloat16", "float32", "float64"})
 
