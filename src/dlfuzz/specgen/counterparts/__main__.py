@@ -37,6 +37,7 @@ from dlfuzz.specgen.counterparts.validate import (
 )
 
 RESTART_JAX = 3000  # cases between restarts of the eager JAX worker
+SPECIAL_ROUNDS = 2  # rounds of fresh inputs of the special-value check
 # Spec libraries validated against the eager libraries: their own backend joins the pool.
 SPEC_LIBRARIES = (*LIBRARIES, *API_BACKENDS)
 
@@ -234,7 +235,7 @@ def cmd_specials(args: argparse.Namespace) -> int:
     pool = Pool([WorkerConfig(lib, case_timeout_s=20.0) for lib in LIBRARIES])
     try:
         pool.start()
-        verdicts = check(table, wanted, pool, seed=args.seed)
+        verdicts = check(table, wanted, pool, seed=args.seed, rounds=SPECIAL_ROUNDS)
     finally:
         pool.close()
     updated = {v.candidate.key: v.updated() for v in verdicts}

@@ -127,18 +127,28 @@ def _dtypes(spec: LibSpec, cp: Counterpart) -> list[str]:
 
 
 def check(specs: Mapping[str, LibSpec], candidates: Sequence[Counterpart], pool: Any,
-          seed: int = 0, per_dtype: int = PER_DTYPE) -> list[SpecialVerdict]:
+          seed: int = 0, per_dtype: int = PER_DTYPE, rounds: int = 1
+          ) -> list[SpecialVerdict]:
     """Run every candidate against its API on special inputs (see the module doc):
-    ``per_dtype`` drawn inputs per dtype, each with every kind planted."""
+    ``per_dtype`` drawn inputs per dtype, each with every kind planted, in ``rounds``
+    rounds of fresh draws (seeds ``seed``, ``seed + 1``, ...); a kind that disagrees in
+    any round is not trusted."""
+    wanted = [cp for cp in candidates if cp.api in specs]
+    verdicts = [SpecialVerdict(cp) for cp in wanted]
+    for r in range(rounds):
+        _round(specs, wanted, verdicts, pool, seed + r, per_dtype)
+    return verdicts
+
+
+def _round(specs: Mapping[str, LibSpec], wanted: Sequence[Counterpart],
+           verdicts: Sequence[SpecialVerdict], pool: Any, seed: int, per_dtype: int) -> None:
     from dlfuzz.engines.api.libgen import LibGenerator
 
     gen = LibGenerator(seed, mode="adjust", specials=False)
     rng = np.random.default_rng(seed)
-    wanted = [cp for cp in candidates if cp.api in specs]
     drawn: dict[tuple[str, str, frozenset[str]], list[Input]] = {}
     jobs: list[tuple[int, str, Input]] = []
     cases: list[ApiCase] = []
-    verdicts = [SpecialVerdict(cp) for cp in wanted]
     for i, cp in enumerate(wanted):
         spec = specs[cp.api]
         strip = frozenset(n for n, _ in cp.requires_default)
@@ -165,10 +175,9 @@ def check(specs: Mapping[str, LibSpec], candidates: Sequence[Counterpart], pool:
                     jobs.append((i, kind, x))
     libs = {specs[cp.api].library for cp in wanted}
     backends = set(EAGER) | {API_BACKENDS[lib] for lib in libs if lib in API_BACKENDS}
-    results = _run(pool, cases, backends, "special inputs") if cases else []
+    results = _run(pool, cases, backends, f"special inputs, seed {seed}") if cases else []
     for (i, kind, x), case, res in zip(jobs, cases, results, strict=True):
         _judge(verdicts[i], kind, x, case, res, specs)
-    return verdicts
 
 
 def _case(spec: LibSpec, cp: Counterpart, values: Mapping[str, Any]) -> ApiCase:
