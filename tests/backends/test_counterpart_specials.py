@@ -83,7 +83,7 @@ def test_recorded_trust_holds_against_the_native_apis(pool, specs):
     from dlfuzz.specgen.counterparts.specials import check
 
     cps = [c for c in recorded() if c.specials]
-    verdicts = check(specs, cps, pool, seed=1, per_dtype=2)
+    verdicts = check(specs, cps, pool, seed=7, per_dtype=2)
     broken = {f"{v.candidate.api} <- {v.candidate.target}":
               {k: v.disagree[k] for k in v.candidate.specials if k in v.disagree}
               for v in verdicts}
