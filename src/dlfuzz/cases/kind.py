@@ -157,7 +157,7 @@ class CaseKind:
 HOOKS: tuple[str, ...] = (
     "describe", "write_files", "title", "involved_backends", "expectation", "reproducer",
     "reduction", "localizes_values", "localizes_failures", "relabel", "numeric_details",
-    "report_section")
+    "output_modes", "report_section")
 
 _INSTANCES: dict[str, CaseKind] = {}
 

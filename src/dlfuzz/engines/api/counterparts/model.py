@@ -127,7 +127,9 @@ class Counterpart:
     convert: tuple[tuple[str, str], ...] = ()
     requires_default: tuple[tuple[str, Any], ...] = ()
     dtypes: tuple[str, ...] = ()     # validated input dtypes (empty: not restricted)
-    specials: tuple[str, ...] = ()   # special kinds checked equal to the API (dlfuzz-written)
+    # special kinds checked equal to the API (dlfuzz-written; kept out of the repr that
+    # fingerprints candidate lists, which never carry it)
+    specials: tuple[str, ...] = field(default=(), repr=False)
     code: str = ""                   # kind "llm": the function's source
     evidence: tuple[tuple[str, Any], ...] = field(default=(), compare=False)
 
