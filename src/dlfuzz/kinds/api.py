@@ -9,16 +9,25 @@ shrinks tensors, simplifies values and drops optional parameters through the eng
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from html import escape
 from pathlib import Path
 from typing import Any
 
-from dlfuzz.cases import ApiCase, CaseKind, Expectation, Finding, Outcome
+from dlfuzz.cases import ApiCase, CaseKind, Expectation, Finding, Outcome, Tensor
 from dlfuzz.cases.kind import Reduction, TriageTools
 from dlfuzz.kinds.expectation import symptom_expectation
+from dlfuzz.kinds.finite_first import finite_variants
 from dlfuzz.kinds.report_html import table
 from dlfuzz.triage.reduce import DEFAULT_PASSES, drop_params
 from dlfuzz.triage.repro import reproducer
+
+
+def finite_first(case: ApiCase) -> Iterator[ApiCase]:
+    """The case with NaN/inf input elements made finite (``kinds.finite_first``)."""
+    arrays = [t.to_numpy() for t in case.tensors]
+    for variant in finite_variants(arrays):
+        yield case.with_tensors(tuple(Tensor.from_numpy(a) for a in variant))
 
 
 class ApiKind(CaseKind):
@@ -57,7 +66,10 @@ class ApiKind(CaseKind):
         return reproducer(backend, case, expectation, title, version)
 
     def reduction(self, case: ApiCase, finding: Finding, tools: TriageTools) -> Reduction:
-        return Reduction({"drop_params": drop_params(tools.rebuild), **DEFAULT_PASSES})
+        """Finite inputs first (a wrong result on ordinary numbers is the better report),
+        then fewer parameters, smaller tensors, simpler values."""
+        return Reduction({"finite_first": finite_first, "drop_params": drop_params(tools.rebuild),
+                          **DEFAULT_PASSES})
 
     def report_section(self, folder: Path, meta: dict[str, Any]) -> str:
         """The call per library (target and arguments) and the input's expectation."""

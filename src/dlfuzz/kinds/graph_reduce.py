@@ -22,6 +22,7 @@ from dlfuzz.cases import GraphCase, Tensor
 from dlfuzz.errors import Rejected
 from dlfuzz.ir.graph import Graph, Node, TensorType, rename_value
 from dlfuzz.ir.model import Model, weight_shapes
+from dlfuzz.kinds.finite_first import finite_variants
 from dlfuzz.oracles.localize import prefix_case
 
 Values = Callable[[GraphCase], dict[str, np.ndarray] | None]
@@ -250,23 +251,40 @@ def simplify_values(case: GraphCase) -> Iterator[GraphCase]:
                                               arrays[:i] + [option] + arrays[i + 1:]))
 
 
+def finite_first(case: GraphCase) -> Iterator[GraphCase]:
+    """Inputs, then weights, with NaN/inf elements made finite (``kinds.finite_first``):
+    a wrong result on ordinary numbers is the better report."""
+    inputs = [t.to_numpy() for t in case.tensors]
+    for variant in finite_variants(inputs):
+        yield replace(case, tensors=tuple(Tensor.from_numpy(a) for a in variant))
+    weights = _weights_dict(case)
+    names = sorted(weights)
+    for variant in finite_variants([weights[k] for k in names]):
+        c = _with_model(case, case.graph, dict(zip(names, variant, strict=True)))
+        if c is not None:
+            yield c
+
+
 def model_weight(case: GraphCase) -> tuple[Any, ...]:
-    """Smaller is simpler: nodes, elements, non-integer values, non-zero values, magnitude."""
+    """Smaller is simpler: nodes, elements, non-finite values, non-integer values,
+    non-zero values, magnitude."""
     arrays = [t.to_numpy() for _, t in case.weights] + [t.to_numpy() for t in case.tensors]
     elements = sum(a.size for a in arrays)
-    fractional = nonzero = 0
+    fractional = nonzero = nonfinite = 0
     magnitude = 0.0
     for a in arrays:
         wide = a.astype(np.float64)
         finite = wide[np.isfinite(wide)]
+        nonfinite += int(wide.size - finite.size)
         fractional += int(np.count_nonzero(finite != np.round(finite)))
         nonzero += int(np.count_nonzero(wide))
         magnitude += float(np.sum(np.minimum(np.abs(finite), 1e6)))
-    return (len(case.graph.nodes), elements, fractional, nonzero, round(magnitude, 6))
+    return (len(case.graph.nodes), elements, nonfinite, fractional, nonzero,
+            round(magnitude, 6))
 
 
 def model_passes(values: Values) -> dict[str, Callable[[GraphCase], Iterator[GraphCase]]]:
-    return {"cut_after": cut_after, "isolate": isolate(values),
+    return {"finite_first": finite_first, "cut_after": cut_after, "isolate": isolate(values),
             "drop_prefix": drop_prefix(values), "bypass": bypass,
             "shrink_shapes": shrink_shapes, "shrink_widths": shrink_widths,
             "simplify_values": simplify_values}

@@ -54,6 +54,9 @@ def demote_counterpart_only(f: Finding, case: ApiCase,
     reason = counterpart_only(case, reference_libraries)
     if not reason:
         return f
+    earlier = f.detail("demoted")  # a documented difference, say: both reasons are kept
+    if earlier:
+        reason = f"{earlier}; {reason}"
     details = tuple(sorted([*(kv for kv in f.details if kv[0] != "demoted"),
                             ("demoted", reason)]))
     return replace(f, details=details)

@@ -2,7 +2,15 @@
 
 A cheap pairwise check runs on every case; only when some pair disagrees beyond the
 looser of their dtype tolerances is a reference computed (``reference.Judge``), for all
-suspicious cases of a batch in one round trip. Verdicts name the guilty backend. Whether
+suspicious cases of a batch in one round trip. Verdicts name the guilty backend.
+
+What a maintainer would make of a verdict is said in the finding's details (the shared
+contract of docs/oracles.md): ``special_values`` when NaN/inf/-0 in the inputs, NaN/inf
+in the reference or an overflow is involved (an IEEE rule's citation when one fixes the
+result); ``ill_conditioned``/``condition_number`` for linear algebra the dtype cannot
+resolve; ``demoted`` for a documented semantic difference. NaN vs ±inf on an API whose
+result depends on evaluation order, with infinite inputs, is no finding at all
+(counted as ``order_dependent_nan_inf``). Whether
 a finding is localized to a part of its case (a model's layer), how it is then filed and
 which extra details it carries is the case's kind's answer (``kind_of``).
 """
@@ -16,12 +24,17 @@ from typing import cast
 import numpy as np
 
 from dlfuzz.cases import ApiCase, Finding, GraphCase, Outcome, kind_of
+from dlfuzz.oracles import ieee
 from dlfuzz.oracles.base import Item, Oracle, OracleContext, finding, input_dtypes
 from dlfuzz.oracles.canonical import canonical_outcomes
 from dlfuzz.oracles.compare import agree
+from dlfuzz.oracles.conditioning import conditioning
 from dlfuzz.oracles.counterpart_votes import demote_counterpart_only
+from dlfuzz.oracles.discrepancy import fmt, tolerance_text
 from dlfuzz.oracles.localize import Request, Suspect, localize_many
 from dlfuzz.oracles.reference import REFERENCE_PREFERENCE, Reference, Verdict
+from dlfuzz.oracles.semantics import documented_difference
+from dlfuzz.oracles.special import input_specials, special_phrase
 
 
 def _outputs(o: Outcome) -> tuple[np.ndarray, ...]:
@@ -60,7 +73,7 @@ class DifferentialOracle(Oracle):
             if ref is None:
                 ctx.stats["unattributed"] += 1
                 continue
-            verdicts = ctx.judge.verdicts(outcomes, ref)
+            verdicts = ctx.judge.verdicts(outcomes, ref, case)
             sound = [v.backend for v in verdicts if not v.guilty]
             for v in verdicts:
                 if v.guilty and _is_composition(case, ctx, v.backend):
@@ -68,6 +81,10 @@ class DifferentialOracle(Oracle):
                     # the composition's fault until shown otherwise: counted, not blamed
                     # on the library it is written in.
                     ctx.stats["counterpart_disagreements"] += 1
+                elif v.guilty and _order_dependent_only(case, v):
+                    # Which of +inf and -inf meet first decides NaN vs ±inf in a sum or a
+                    # contraction: IEEE leaves that order to the implementation.
+                    ctx.stats["order_dependent_nan_inf"] += 1
                 elif v.guilty:
                     guilty.append((i, v, ref))
                     self._sound[(i, v.backend)] = _sound_pair(v.backend, sound, ctx)
@@ -75,6 +92,8 @@ class DifferentialOracle(Oracle):
         for (i, v, ref), suspect in zip(guilty, suspects_of, strict=True):
             case, outcomes = items[i]
             f = self._finding(case, outcomes[v.backend], v, ref.method, ref.libraries, suspect)
+            f = replace(f, details=tuple(sorted(
+                f.details + _judgement(case, outcomes[v.backend], v, ctx))))
             # Resting only on dlfuzz-written counterparts: listed, demoted, never blamed.
             f = demote_counterpart_only(f, case, ref.libraries)
             extra = kind_of(case).numeric_details(outcomes, ref.outputs)
@@ -109,16 +128,8 @@ class DifferentialOracle(Oracle):
 
     def _finding(self, case: ApiCase, o: Outcome, verdict: Verdict, method: str,
                  libraries: tuple[str, ...], suspect: Suspect | None = None) -> Finding:
-        worst = max(verdict.deviations, key=lambda d: d.ratio, default=None)
         dtypes = input_dtypes(case)
-        if verdict.symptom == "shape":
-            msg = f"output shapes differ from the {method} reference"
-        elif worst is not None:
-            msg = (f"{worst.bad}/{worst.total} elements off the {method} reference of "
-                   f"{'+'.join(libraries)} (worst {verdict.ratio:.3g}x tolerance, "
-                   f"max abs diff {worst.max_abs:.3g})")
-        else:
-            msg = f"differs from the {method} reference"
+        msg = _message(case, o.backend, verdict, method, libraries)
         extra = {}
         if suspect is not None and suspect.node:
             # LEMON's unit of a model bug: (library, layer kind).
@@ -128,10 +139,87 @@ class DifferentialOracle(Oracle):
             extra = {"suspect_node": suspect.node, "suspect_op": suspect.op,
                      "r_a": min(suspect.ratio, 1e300), "localized_against": suspect.against,
                      "localized_by": suspect.method}
+        # The signature keeps only what identifies the bug (symptom, stage, backend, API,
+        # input dtypes), never values, so the same bug on other inputs dedups.
         return finding(self.name, verdict.symptom, case, o.backend, o.stage, msg,
                        signature_message=f"inputs {dtypes}", method=method,
                        reference_libraries=",".join(libraries),
                        ratio=float(min(verdict.ratio, 1e300)), **extra)
+
+
+def _message(case: ApiCase, backend: str, verdict: Verdict, method: str,
+             libraries: tuple[str, ...]) -> str:
+    """One sentence a person reads at a glance: who gives what where the reference gives
+    what, at which element, how many elements, and against which tolerance."""
+    reference = f"the majority ({'+'.join(libraries)})" if method == "vote" else \
+        f"the {method} reference of {'+'.join(libraries)}"
+    first = verdict.first
+    if verdict.symptom == "shape":
+        return f"{backend}'s output shapes differ from {reference}"
+    if first is None:
+        return f"{backend} differs from {reference}"
+    where = f"element {list(first.index)}" if first.index else "the scalar"
+    if first.outputs > 1:
+        where = f"output {first.output}, {where}"
+    # -0 is in nearly every generated input; the special_values detail names it where
+    # it matters.
+    specials = [v for v in input_specials(case) if v != "-0"]
+    if specials:
+        where += f"; inputs hold {', '.join(specials)}"
+    said = f"{backend} gives {fmt(first.actual)} where {reference} gives {fmt(first.expected)}"
+    if first.non_finite:
+        msg = f"{said} ({where})"
+        if first.bad > 1:
+            msg += f"; {first.bad} of {first.total} elements differ"
+        return msg
+    return (f"{said} ({where}); max abs diff {first.max_abs:.3g}, "
+            f"{tolerance_text(first.tolerance, first.dtype)}, "
+            f"{first.bad} of {first.total} elements off")
+
+
+def _order_dependent_only(case: ApiCase, verdict: Verdict) -> bool:
+    """NaN vs ±inf is the only disagreement, on an order-dependent API whose inputs hold
+    the infinities that make it so (``ieee.order_dependent``)."""
+    if verdict.symptom == "shape" or not verdict.bad:
+        return False
+    if not ieee.order_dependent(case, input_specials(case)):
+        return False
+    return all(_nan_vs_inf(x, e, m) for x, e, m in
+               zip(verdict.actual, verdict.expected, verdict.bad, strict=True))
+
+
+def _nan_vs_inf(actual: np.ndarray, expected: np.ndarray, mask: np.ndarray) -> bool:
+    if not mask.any():
+        return True
+    if actual.dtype.kind not in "fc" and actual.dtype.name != "bfloat16":
+        return False
+    a = actual[mask].astype(np.complex128 if actual.dtype.kind == "c" else np.float64)
+    e = expected[mask].astype(a.dtype)
+    return bool(np.all((np.isnan(a) & np.isinf(e)) | (np.isinf(a) & np.isnan(e))))
+
+
+def _judgement(case: ApiCase, o: Outcome, verdict: Verdict, ctx: OracleContext
+               ) -> tuple[tuple[str, object], ...]:
+    """The shared-contract details: special_values, ill_conditioned (with
+    condition_number) and demoted, each only when it applies."""
+    out: list[tuple[str, object]] = []
+    if verdict.bad:
+        phrase = special_phrase(case, verdict.actual, verdict.expected, verdict.bad,
+                                verdict.rules)
+        if phrase:
+            out.append(("special_values", phrase))
+    if verdict.rules:
+        out.append(("ieee_rules", " | ".join(verdict.rules)))
+    dtype = o.outputs[0].dtype if o.outputs else ""
+    cond = conditioning(case, dtype) if dtype else None
+    if cond is not None:
+        out.append(("ill_conditioned", cond.ill_conditioned))
+        out.append(("condition_number", float(min(cond.condition_number, 1e300))))
+    library = ctx.library_of.get(o.backend, o.backend)
+    demoted = documented_difference(case, library, ctx.compiled.get(o.backend, False))
+    if demoted:
+        out.append(("demoted", demoted))
+    return tuple(out)
 
 
 def _is_composition(case: ApiCase, ctx: OracleContext, backend: str) -> bool:

@@ -14,13 +14,15 @@ the backends vote (LEMON): a clear majority of libraries outvotes the rest.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from dlfuzz.cases import COMPLEX_DTYPES, FLOAT_DTYPES, ApiCase, Outcome, Tensor
+from dlfuzz.oracles import ieee
 from dlfuzz.oracles.canonical import canonical_outcomes
 from dlfuzz.oracles.compare import Deviation, agree, deviation, round_to, structure
+from dlfuzz.oracles.discrepancy import Discrepancy, bad_mask, first_discrepancy
 from dlfuzz.oracles.tolerances import Tolerance, epsilon, tolerance_for
 
 REFERENCE_PREFERENCE = ("numpy", "jax", "torch", "tf")
@@ -53,6 +55,15 @@ class Verdict:
     guilty: bool
     ratio: float
     symptom: str  # numeric | nan | shape
+    # Per output: what was expected of this backend (the reference rounded to its dtype,
+    # with IEEE-fixed elements put in), where it is off, and what it gave. Empty for
+    # shape verdicts.
+    expected: tuple[np.ndarray, ...] = ()
+    bad: tuple[np.ndarray, ...] = ()
+    actual: tuple[np.ndarray, ...] = ()
+    # Citations of the IEEE rules that fix some element this backend got wrong.
+    rules: tuple[str, ...] = ()
+    first: Discrepancy | None = None
 
 
 def upcast(case: ApiCase) -> ApiCase:
@@ -103,7 +114,9 @@ def _sensitivity(base: tuple[np.ndarray, ...], nudged: list[tuple[np.ndarray, ..
                 m = np.abs(nn - bb)
             # A nudge that flips finiteness means the result is unstable here.
             m = np.where(np.isfinite(nn) != np.isfinite(bb), np.inf, m)
-            m = np.where(np.isnan(nn) & np.isnan(bb), 0.0, m)
+            # NaN under every nudge, or the same infinity, is a stable result (inf - inf
+            # is NaN, which must not read as "moved without bound").
+            m = np.where((np.isnan(nn) & np.isnan(bb)) | (np.isinf(nn) & (nn == bb)), 0.0, m)
             moves.append(np.where(np.isnan(m), np.inf, m))
         out.append(np.max(np.stack(moves), axis=0) if moves else np.zeros(b.shape))
     return tuple(out)
@@ -193,41 +206,86 @@ class Judge:
         return None
 
     # ---- verdicts ------------------------------------------------------------------
-    def verdicts(self, outcomes: dict[str, Outcome], ref: Reference) -> list[Verdict]:
-        raw: dict[str, tuple[tuple[Deviation, ...], float, str]] = {}
+    def _fixed(self, case: ApiCase | None, backend: str, ref: Reference) -> ieee.Fixed | None:
+        """Where IEEE rules fix the (single, floating) output of ``backend``'s call."""
+        if case is None or len(ref.outputs) != 1 or ref.outputs[0].dtype.kind != "f":
+            return None
+        return ieee.fixed_results(case, self.library_of.get(backend, backend),
+                                  ref.outputs[0].shape)
+
+    def expected_outputs(self, case: ApiCase, backend: str, ref: Reference
+                         ) -> tuple[np.ndarray, ...]:
+        """The reference as ``backend`` is judged against it: elements an IEEE rule fixes
+        hold the rule's value (what a reproducer must check too)."""
+        fixed = self._fixed(case, backend, ref)
+        if fixed is None:
+            return ref.outputs
+        return (np.where(fixed.mask, fixed.values, ref.outputs[0]),)
+
+    def verdicts(self, outcomes: dict[str, Outcome], ref: Reference,
+                 case: ApiCase | None = None) -> list[Verdict]:
+        """Per backend: how far from the reference, and whether guilty.
+
+        With ``case``, elements whose result an IEEE rule fixes (``ieee.py``) are judged
+        against the rule's value instead of the float64 re-run, for every backend.
+        """
+        raw: dict[str, Verdict] = {}
         for b, o in outcomes.items():
             if not o.ok:
                 continue
             outs = _outputs(o)
             if structure(outs) != structure(ref.outputs):
-                raw[b] = ((), float("inf"), "shape")
+                raw[b] = Verdict(b, (), False, float("inf"), "shape")
                 continue
-            devs = []
+            devs, expecteds, masks, tols = [], [], [], []
+            rules: list[str] = []
             for i, (x, r) in enumerate(zip(outs, ref.outputs, strict=True)):
                 s = None
                 if ref.sensitivity is not None:
                     s = ref.sensitivity[i] * self.settings.sensitivity_factor
+                fixed = self._fixed(case, b, ref)
+                if fixed is not None:
+                    r = np.where(fixed.mask, fixed.values, r)
+                    if s is not None:
+                        s = np.where(fixed.mask, 0.0, s)  # a rule's value is exact
                 expected = round_to(r, x)
                 if _overflows(r, expected):
                     # The true result leaves the output dtype's range here: intermediate
                     # overflow (inf * 0 -> NaN downstream, say) is the dtype's limit, not
                     # a bug, so this output promises nothing.
                     s = np.full(x.shape, np.inf)
-                devs.append(deviation(x, expected, tolerance_for(_dtype_name(x)), s))
+                tol = tolerance_for(_dtype_name(x))
+                devs.append(deviation(x, expected, tol, s))
+                mask = bad_mask(x, expected, tol, s)
+                if fixed is not None:
+                    for k in sorted({int(w) for w in fixed.which[mask & fixed.mask]}):
+                        if fixed.citations[k] not in rules:
+                            rules.append(fixed.citations[k])
+                expecteds.append(expected)
+                masks.append(mask)
+                tols.append(tol)
             ratio = max((d.ratio for d in devs), default=0.0)
             symptom = "nan" if any(d.non_finite for d in devs) else "numeric"
-            raw[b] = (tuple(devs), ratio, symptom)
+            first = first_discrepancy(outs, tuple(expecteds), tuple(masks), tuple(devs),
+                                      tuple(tols))
+            raw[b] = Verdict(b, tuple(devs), False, ratio, symptom, tuple(expecteds),
+                             tuple(masks), outs, tuple(rules), first)
         out = []
-        for b, (found, ratio, symptom) in raw.items():
-            guilty = ratio > 1.0
-            if guilty and symptom != "shape":
+        for b, v in raw.items():
+            guilty = v.ratio > 1.0
+            if guilty and v.symptom != "shape":
+                # Peers are backends of other libraries with the same output dtype: a
+                # compiled mode shares its eager sibling's kernels, so the sibling is no
+                # independent evidence that the dtype cannot do better.
                 dtype = _out_dtype(outcomes[b])
-                peers = [r for p, (_, r, _) in raw.items()
-                         if p != b and _out_dtype(outcomes[p]) == dtype]
+                lib = self.library_of.get(b, b)
+                peers = [p.ratio for p in raw.values()
+                         if p.backend != b and self.library_of.get(p.backend, p.backend) != lib
+                         and _out_dtype(outcomes[p.backend]) == dtype]
                 if peers:
-                    guilty = ratio > self.settings.outlier_factor * max(float(np.median(peers)),
-                                                                        1e-12)
-            out.append(Verdict(b, found, guilty, ratio, symptom))
+                    guilty = v.ratio > self.settings.outlier_factor * max(
+                        float(np.median(peers)), 1e-12)
+            out.append(replace(v, guilty=guilty))
         return out
 
 

@@ -1,0 +1,103 @@
+"""Whether a disagreement involves IEEE special values, in a short phrase.
+
+The shared ``special_values`` detail: non-empty when the case's inputs hold NaN or
+infinities (or a -0 where the disagreement is about zeros or infinities), when the
+expected value is NaN/inf at a disagreeing element, or when the result leaves the
+output dtype's range. Such a finding is a special-value one, never a wrong result: on
+those inputs the float64 re-run is not a trustworthy truth unless an IEEE rule
+(``ieee.py``) fixes the answer, and then the phrase cites the rule.
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+
+from dlfuzz.cases import ApiCase
+
+
+def _wide(a: np.ndarray) -> np.ndarray | None:
+    if a.dtype.kind == "c":
+        return a.astype(np.complex128)
+    if a.dtype.kind == "f" or a.dtype.name == "bfloat16":
+        return a.astype(np.float64)
+    return None
+
+
+def input_specials(case: ApiCase) -> list[str]:
+    """The special values the case's floating inputs hold, in a fixed order."""
+    found: set[str] = set()
+    weights = [t for _, t in getattr(case, "weights", ())]  # a model's weights count too
+    for t in (*case.tensors, *weights):
+        w = _wide(t.to_numpy())
+        if w is None or not w.size:
+            continue
+        parts = [w.real, w.imag] if w.dtype.kind == "c" else [w]
+        for p in parts:
+            if np.isnan(p).any():
+                found.add("nan")
+            if np.isposinf(p).any():
+                found.add("inf")
+            if np.isneginf(p).any():
+                found.add("-inf")
+            if ((p == 0) & np.signbit(p)).any():
+                found.add("-0")
+    return [s for s in ("nan", "inf", "-inf", "-0") if s in found]
+
+
+def _holds(values: np.ndarray) -> list[str]:
+    w = _wide(values)
+    if w is None or not w.size:
+        return []
+    out = []
+    if np.isnan(w).any():
+        out.append("nan")
+    if (np.isinf(w.real) & (w.real > 0)).any():
+        out.append("inf")
+    if (np.isinf(w.real) & (w.real < 0)).any():
+        out.append("-inf")
+    return out
+
+
+def _max_of(dtype: np.dtype) -> float | None:
+    try:
+        return float(ml_dtypes.finfo(dtype).max)
+    except (TypeError, ValueError):
+        return None
+
+
+def special_phrase(case: ApiCase, actuals: tuple[np.ndarray, ...],
+                   expecteds: tuple[np.ndarray, ...], masks: tuple[np.ndarray, ...],
+                   rules: tuple[str, ...] = ()) -> str:
+    """The ``special_values`` phrase of one guilty backend's disagreement ("" if none)."""
+    parts: list[str] = list(rules)
+    inputs = input_specials(case)
+    kinds_differ = False
+    for x, e, m in zip(actuals, expecteds, masks, strict=True):
+        if m.shape != x.shape or not m.any():
+            continue
+        xw, ew = _wide(x), _wide(e)
+        if xw is None or ew is None:
+            continue
+        kinds_differ |= bool(np.any(~np.isfinite(xw[m]) | ~np.isfinite(ew[m]) | (ew[m] == 0)))
+    nonzero_inputs = [s for s in inputs if s != "-0"]
+    shown = nonzero_inputs + (["-0"] if "-0" in inputs and kinds_differ else [])
+    if shown:
+        parts.append("inputs hold " + ", ".join(shown))
+    held: list[str] = []
+    for e, m in zip(expecteds, masks, strict=True):
+        if m.shape == e.shape and m.any():
+            held += [h for h in _holds(e[m]) if h not in held]
+    if held:
+        parts.append("reference holds " + ", ".join(held))
+    for x, e, m in zip(actuals, expecteds, masks, strict=True):
+        top = _max_of(x.dtype) if (x.dtype.kind == "f" or x.dtype.name == "bfloat16") else None
+        ew, xw = _wide(e), _wide(x)
+        if top is None or ew is None or xw is None or m.shape != x.shape or not m.any():
+            continue
+        with np.errstate(invalid="ignore"):
+            near = np.isinf(xw[m]) & np.isfinite(ew[m]) & (np.abs(ew[m]) > top / 4)
+        if near.any():
+            parts.append(f"overflow in {x.dtype.name}")
+            break
+    return "; ".join(parts)
