@@ -37,6 +37,7 @@ from dlfuzz.oracles.base import Oracle, OracleContext
 from dlfuzz.oracles.reference import REFERENCE_PREFERENCE, Judge
 from dlfuzz.settings import CampaignSettings, engine_class
 from dlfuzz.store.db import Store
+from dlfuzz.triage.confirm import FreshRerun
 from dlfuzz.triage.triager import Triage, TriageSettings
 
 
@@ -202,12 +203,16 @@ class Campaign:
                       self.library_of, seed=self.settings.seed)
         self.ctx = OracleContext(judge, self.library_of, self.compiled,
                                  broken=self.engine.broken_constraints,
-                                 deterministic=self.engine.is_deterministic)
+                                 deterministic=self.engine.is_deterministic,
+                                 constraint_source=self.engine.constraint_source)
+        # Confirmation re-runs the guilty backend in a fresh worker, with the same limits,
+        # and checks its standalone reproducer (triage/confirm.py).
+        fresh = FreshRerun(self.pool, self.judge_cases)
         self.triage = Triage(
             self.store, self.check, judge, self.backends, versions, self.compiled,
             TriageSettings(self.settings.confirm_runs, self.settings.reduce,
                            self.settings.max_reduce_runs),
-            rebuild=self.engine.rebuild)
+            rebuild=self.engine.rebuild, rerun=fresh, reproduce=fresh.reproduce)
         self.triage.time_left = lambda: self.settings.budget_s - self.progress.elapsed
         self.store.set_meta(versions=versions, backends_resolved=self.backend_names)
         return versions

@@ -88,6 +88,9 @@ def test_violate_mode_finds_an_accepted_invalid_value(tmp_path: Path) -> None:
     assert bug["confirmed"]
     meta = json.loads((Path(bug["dir"]) / "meta.json").read_text())
     assert "p" in meta["details"]["constraint"], meta
+    # The constraint is torch's own argument check, and the report says so.
+    assert meta["details"]["constraint_source"].startswith("source check:"), meta
+    assert meta["details"]["reproducer"]["reproduced"] is True, meta
     assert set(bug["repro"]) == {"torch"}  # only the API's own library must reject
     script = bug["repro"]["torch"]
     clean = _repro_exit(script, None)

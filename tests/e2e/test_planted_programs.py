@@ -85,7 +85,9 @@ def keras_bugs(tmp_path_factory) -> list[dict]:
     return _campaign(tmp_path_factory.mktemp("keras") / "c", "--backends",
                      "keras-tf,keras-jax,keras-torch", "--seed-program", KERAS_SEED,
                      "--times-mt", "8", "--preload",
-                     "keras-jax=planted_program_keras_jax_pool", "--budget", "90s")
+                     "keras-jax=planted_program_keras_jax_pool", "--budget", "150s")
+    # 150 s: the plant shows in the third batch (about 80 s on a loaded machine), and its
+    # confirmation starts a fresh keras-jax worker and runs the reproducer (about 40 s).
 
 
 def test_cross_backend_blames_keras_jax_and_localizes(keras_bugs) -> None:

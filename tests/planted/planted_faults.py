@@ -162,3 +162,27 @@ def interpreter(x: np.ndarray) -> np.ndarray:
     """``sys.executable`` and the wrapper marker, as UTF-8 bytes joined by a newline."""
     text = f"{sys.executable}\n{os.environ.get(WRAPPER_MARKER, '')}"
     return np.frombuffer(text.encode(), dtype=np.uint8).copy()
+
+
+POISON_FILE = "planted_poison"
+
+
+def poison(x: np.ndarray) -> np.ndarray:
+    """Leaves state behind and returns normally: a file in the worker's working directory
+    (which a restarted worker of the same pool reuses), as a library cache would."""
+    with open(POISON_FILE, "w") as f:
+        f.write("poisoned")
+    return x
+
+
+def segfault_if_poisoned(x: np.ndarray) -> np.ndarray:
+    """Crashes only where ``poison`` ran before: the earlier case's fault, not this one's."""
+    if os.path.exists(POISON_FILE):
+        ctypes.string_at(0)
+    return x
+
+
+def sleep_first(x: np.ndarray) -> np.ndarray:
+    """Sleeps ``x[0]`` seconds: a hang or a slow call, the same call signature either way."""
+    time.sleep(float(x.reshape(-1)[0]))
+    return x

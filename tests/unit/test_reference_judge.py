@@ -294,3 +294,13 @@ def test_without_the_sensitivity_term_the_same_error_is_blamed(pool: Pool):
     judge, _, outcomes, ill = sin_reference(pool, BIG, JudgeSettings(sensitivity_factor=0.0))
     v = verdict_of(judge, ill, outcomes["numpy"], ill.outputs[0].astype(np.float32) + 0.05)
     assert v.guilty
+
+
+def test_a_zero_dimensional_result_stays_zero_dimensional(pool: Pool):
+    # argmin over a whole array is a 0-d array in numpy and torch; a worker that made it
+    # (1,) gave every reproducer a reference shape no library returns.
+    case = unary_case("argmin", np.arange(6, dtype=np.float32).reshape(2, 3))
+    outcomes = run(pool, case)
+    for backend in ("numpy", "torch"):
+        assert outcomes[backend].ok, outcomes[backend].message
+        assert outcomes[backend].outputs[0].shape == (), backend

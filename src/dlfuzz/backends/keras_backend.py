@@ -34,6 +34,12 @@ class KerasBackend(Backend):
             lines += ["import jax", 'jax.config.update("jax_enable_x64", True)']
         return "\n".join([*lines, LIBRARY.repro_header])
 
+    @property
+    def repro_env(self) -> dict[str, str]:
+        """Environment a reproducer run with preloads needs: a preload that imports Keras
+        runs before the script's own ``KERAS_BACKEND`` line (``dlfuzz reproduce``)."""
+        return {"KERAS_BACKEND": self.keras_backend}
+
     def setup(self) -> None:
         os.environ["KERAS_BACKEND"] = self.keras_backend
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")

@@ -12,15 +12,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import subprocess
 import sys
 from pathlib import Path
 
-from dlfuzz import registry
 from dlfuzz.errors import UsageError
 from dlfuzz.settings import CampaignSettings
 from dlfuzz.store.db import Store
+from dlfuzz.triage.confirm import reproducer_command, reproducer_env, verdict_line
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -67,11 +68,12 @@ def run(args: argparse.Namespace) -> int:
     guilty_present = False
     for backend, script in scripts.items():
         mods = [] if args.no_preload else preload.get(backend, [])
-        argv = _command(backend, script, mods, pythons.get(backend) or sys.executable)
+        argv = reproducer_command(backend, script, mods, pythons.get(backend) or sys.executable)
         try:
             proc = subprocess.run(argv, capture_output=True, text=True,
-                                  timeout=args.timeout, cwd=folder)
-            rc, line = proc.returncode, _verdict_line(proc.stdout, proc.stderr)
+                                  timeout=args.timeout, cwd=folder,
+                                  env={**os.environ, **reproducer_env(backend)})
+            rc, line = proc.returncode, verdict_line(proc.stdout, proc.stderr)
             status = _status(rc)
         except subprocess.TimeoutExpired:
             rc, status = -1, "none (timed out)"
@@ -88,15 +90,6 @@ def run(args: argparse.Namespace) -> int:
     return 1 if guilty_present else 0
 
 
-def _verdict_line(stdout: str, stderr: str) -> str:
-    """The script's verdict: its last line on stdout; else the last on stderr (a crash)."""
-    for text in (stdout, stderr):
-        lines = [line.strip() for line in text.splitlines() if line.strip()]
-        if lines:
-            return lines[-1]
-    return "(no output)"
-
-
 def _status(rc: int) -> str:
     """An exit status; a negative one names the signal that killed the script."""
     if rc >= 0:
@@ -105,18 +98,3 @@ def _status(rc: int) -> str:
         return f"{rc} (killed by {signal.Signals(-rc).name})"
     except ValueError:
         return str(rc)
-
-
-def _command(backend: str, script: Path, mods: list[str], python: str) -> list[str]:
-    """The argv running one reproducer: a backend that writes scripts in another language
-    (``repro.js`` for Node, an HTML page for the browser) says how to run them; Python
-    scripts run in the campaign's interpreter with the preloads imported first."""
-    try:
-        cls = registry.load("backend", backend)
-    except UsageError:
-        cls = None
-    if cls is not None and hasattr(cls, "repro_command"):
-        return list(cls().repro_command(script, mods))
-    code = "".join(f"import {m}; " for m in mods)
-    code += f"import runpy; runpy.run_path({str(script)!r}, run_name='__main__')"
-    return [python, "-c", code]

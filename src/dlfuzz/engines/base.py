@@ -160,6 +160,13 @@ class Engine:
         label = str(getattr(case, "expect", "")).partition(":")[2]
         return [label] if label else []
 
+    def constraint_source(self, case: Any) -> str:
+        """Called by the boundary oracle for a violate-mode case: where the constraint it
+        breaks comes from ("documentation: ...", "source check: ...", "learned error
+        message: ...", "hand table: ..."), which a validation report names. Default: ""
+        (unknown)."""
+        return ""
+
     def is_deterministic(self, case: Any) -> bool:
         """Called by the determinism oracle for an API case: whether the API must give
         the same bits when run again (dropout need not). Default: unknown, so the oracle

@@ -141,14 +141,31 @@ class Pool:
         """Run one case alone, each backend in a brand-new worker (confirmation of crashes)."""
         out: dict[str, Outcome] = {}
         for name in backends:
-            cfg = self.configs[name]
-            worker = Worker(replace(cfg, restart_every=0), self.stop)
+            worker = self.fresh_worker(name)
             try:
-                worker.start()
                 out[name] = worker.run([case])[0]
             finally:
                 worker.close()
         return out
+
+    def fresh_worker(self, backend: str) -> Worker:
+        """A newly started worker of ``backend``, outside the pool (the caller closes it):
+        triage confirms a finding there, away from what earlier cases left in the pool's
+        worker. Same configuration, hence the same case timeout, as detection."""
+        worker = Worker(replace(self.configs[backend], restart_every=0), self.stop)
+        try:
+            worker.start()
+        except BaseException:
+            worker.close()
+            raise
+        return worker
+
+    def case_timeout(self, backend: str) -> float:
+        """The per-case limit detection used for ``backend`` (its factor included)."""
+        worker = self.workers.get(backend)
+        if worker is not None:
+            return worker.case_timeout
+        return Worker(self.configs[backend]).case_timeout
 
     def stats(self) -> dict[str, WorkerStats]:
         return {name: w.stats for name, w in self.workers.items()}

@@ -57,8 +57,10 @@ def _short_message(exc: BaseException, limit: int = 2000) -> str:
 
 
 def _tensor_wire(array: Any) -> tuple[str, tuple[int, ...], bytes]:
-    """``Tensor.from_numpy`` as a tuple of builtins: the same checks, cheaper to pickle."""
-    arr = np.ascontiguousarray(array)
+    """``Tensor.from_numpy`` as a tuple of builtins: the same checks, cheaper to pickle.
+    A 0-d result stays 0-d (``np.ascontiguousarray`` would make it 1-d): reproducers
+    check the shape the library really returns."""
+    arr = np.asarray(array, order="C")
     name = _DTYPE_NAMES.get(arr.dtype)
     if name is None:
         name = dtype_name(arr.dtype)  # raises the usual "not one dlfuzz handles"

@@ -29,6 +29,9 @@ class OracleContext:
     # Whether an API case must give the same bits when run again (None: unknown, so
     # the determinism oracle leaves API cases alone); random APIs such as dropout do not.
     deterministic: Callable[[Any], bool] | None = None
+    # Where the constraint a violate-mode case breaks comes from (the engine's
+    # ``constraint_source``); a boundary finding carries it as ``constraint_source``.
+    constraint_source: Callable[[Any], str] | None = None
 
     def eager_sibling(self, backend: str) -> str | None:
         """The eager backend of the same library as a compiled one (torch for torch-compile)."""

@@ -13,12 +13,20 @@ shape mismatch broadcast away. Here:
   which also guards reduction steps) -> no verdict.
 
 Counterpart calls of other libraries are not judged: the constraint is the API's.
+
+Each finding names where its constraint comes from (detail ``constraint_source`` and the
+message): "documentation: ...", "source check: ...", "learned error message: ..." (with
+the count of rejections when learned in this campaign) or "hand table: ...". A
+maintainer reads a report on an invalid input only with that evidence; a constraint of
+unknown origin counts as a hand-table one (the weakest evidence).
 """
 
 from __future__ import annotations
 
 from dlfuzz.cases import ApiCase, Finding, Outcome
 from dlfuzz.oracles.base import Oracle, OracleContext, finding
+
+UNKNOWN_SOURCE = "hand table: source not recorded"
 
 
 class BoundaryOracle(Oracle):
@@ -35,6 +43,8 @@ class BoundaryOracle(Oracle):
             # reduction step): acceptance would not show that this check is missing.
             ctx.stats["boundary_ambiguous"] += 1
             return []
+        source = (ctx.constraint_source(case) if ctx.constraint_source is not None
+                  else "") or UNKNOWN_SOURCE
         found = []
         for backend, o in outcomes.items():
             if ctx.library_of.get(backend, backend) != library:
@@ -43,8 +53,10 @@ class BoundaryOracle(Oracle):
                 found.append(finding(
                     self.name, "boundary", case, backend, o.stage,
                     f"accepted an invalid input: it breaks `{broken}` and {case.api} "
-                    "returned a result instead of raising an exception",
-                    f"accepts input breaking {broken}", constraint=broken))
+                    f"returned a result instead of raising an exception (constraint from "
+                    f"{source})",
+                    f"accepts input breaking {broken}", constraint=broken,
+                    constraint_source=source))
             elif o.status == "exception":
                 ctx.stats["rejected_invalid"] += 1
         return found

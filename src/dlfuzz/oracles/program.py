@@ -98,11 +98,15 @@ class ProgramStateOracle(Oracle):
                                      f"at {_edge_label(case)}", o.exc_type or o.status,
                                      log_tail=o.log_tail[-2000:], **details))
             elif case.negative and o.ok:
+                source = (ctx.constraint_source(case) if ctx.constraint_source is not None
+                          else "") or "hand table: source not recorded"
                 found.append(finding(
                     self.name, "boundary", case, backend, o.stage,
                     f"accepted {param}={dict(case.edge).get('value')} outside its legal range:"
-                    f" the program ran instead of raising ({_edge_label(case)})",
-                    f"accepts {param} outside its legal range", **details))
+                    f" the program ran instead of raising ({_edge_label(case)}; range from "
+                    f"{source})",
+                    f"accepts {param} outside its legal range", **details,
+                    constraint_source=source))
             elif o.status != "exception":
                 continue
             elif _UNCLEAN.search(f"{o.exc_type}: {o.message}"):

@@ -1,9 +1,12 @@
 """From raw findings to bugs: dedup by signature, confirm by re-running, reduce, write.
 
-A new signature is confirmed by re-running its case ``confirm_runs`` times; only if every
-re-run shows the same signature is it ``confirmed``, otherwise it is labelled ``flaky``
-and never reported as a confirmed bug. A confirmed bug is stored at once (so a kill
-during reduction loses nothing), then reduced and its folder rewritten.
+A new signature is confirmed by re-running its case ``confirm_runs`` times under the
+detection's conditions (``confirm``: a fresh worker for the guilty backend, the same
+timeout); only if every re-run shows the same signature is it ``confirmed``, otherwise
+it is labelled ``flaky`` (or ``invalid-program``) and never reported as a confirmed bug.
+A confirmed bug is stored at once (so a kill during reduction loses nothing), then
+reduced and its folder rewritten; last, the guilty backend's reproducer must show it,
+or the bug becomes ``unreproduced``.
 
 What differs between kinds of case (reduction passes, the reproducers' expectation, the
 title, which backends get a reproducer) is asked of the case's kind (``kind_of``).
@@ -15,6 +18,7 @@ import hashlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from dlfuzz.backends.base import Backend
@@ -23,6 +27,13 @@ from dlfuzz.cases.kind import Checker  # runs cases and applies every oracle
 from dlfuzz.oracles.reference import Judge
 from dlfuzz.store.db import BugRow, Store
 from dlfuzz.triage.bugdir import BugFolder, write_bug_folder
+from dlfuzz.triage.confirm import (
+    ReproCheck,
+    ReRun,
+    confirm,
+    record_in_folder,
+    rerun_in_pool,
+)
 from dlfuzz.triage.reduce import reduce_case
 
 
@@ -46,7 +57,9 @@ class Triage:
     def __init__(self, store: Store, check: Checker, judge: Judge,
                  backends: dict[str, Backend], versions: dict[str, str],
                  compiled: dict[str, bool], settings: TriageSettings,
-                 rebuild: Callable[..., ApiCase] | None = None) -> None:
+                 rebuild: Callable[..., ApiCase] | None = None,
+                 rerun: ReRun | None = None,
+                 reproduce: Callable[[Path, Finding], ReproCheck] | None = None) -> None:
         self.store = store
         self.check = check
         self.judge = judge
@@ -55,6 +68,10 @@ class Triage:
         self.compiled = compiled
         self.settings = settings
         self.rebuild = rebuild
+        # How a new finding is re-run (the campaign: a fresh worker for the guilty
+        # backend) and how its reproducer is checked (None: not checked).
+        self.rerun = rerun or rerun_in_pool(check)
+        self.reproduce = reproduce
         # Seconds of campaign budget left; reduction is skipped once it is spent, so a
         # campaign ends near its budget (the bug stays confirmed, with its reproducers).
         self.time_left: Callable[[], float] = lambda: float("inf")
@@ -73,13 +90,11 @@ class Triage:
             return existing.id, False
         bug_id = bug_id_for(finding.signature)
         needed = self.needed_backends(finding)
-        hits = 0
-        last: tuple[dict[str, Outcome], list[Finding]] | None = None
-        for outcomes, findings in self.check([case] * self.settings.confirm_runs, needed):
-            if any(f.signature == finding.signature for f in findings):
-                hits += 1
-                last = (outcomes, findings)
-        status = "confirmed" if hits == self.settings.confirm_runs else "flaky"
+        confirmation = confirm(finding, case, needed, self.settings.confirm_runs, self.rerun)
+        status, hits, last = confirmation.status, confirmation.hits, confirmation.outcomes
+        details = dict(finding.details)
+        if confirmation.note:
+            details["not_confirmed"] = confirmation.note
         now = time.time()
         row = BugRow(
             id=bug_id, signature=finding.signature, symptom=finding.symptom,
@@ -87,14 +102,30 @@ class Triage:
             message=finding.message, status=status, occurrences=1,
             case_blob=self.store.blobs.put(case), reduced_blob=None,
             confirm_runs=self.settings.confirm_runs, confirm_hits=hits, dir=None,
-            details=dict(finding.details), created_at=now, updated_at=now)
+            details=details, created_at=now, updated_at=now)
         self.store.add_bug(row)
         if status != "confirmed" or last is None:
             return bug_id, True
-        self.write(bug_id, finding, case, last[0], {"reduced": False})
+        self.write(bug_id, finding, case, last, {"reduced": False})
         if self.settings.reduce and self.time_left() > 0:
             self._reduce(bug_id, finding, case, needed)
+        self._check_reproducer(bug_id, finding, details)
         return bug_id, True
+
+    def _check_reproducer(self, bug_id: str, finding: Finding, details: dict[str, Any]
+                          ) -> None:
+        """A confirmed bug whose guilty reproducer does not show it is ``unreproduced``."""
+        row = self.store.bug(bug_id)
+        if self.reproduce is None or row is None or not row.dir:
+            return
+        folder = self.store.root / row.dir
+        check = self.reproduce(folder, finding)
+        record_in_folder(folder, check)
+        details = {**details, "reproducer": check.as_meta()}
+        if check.reproduced is False:
+            self.store.update_bug(bug_id, status="unreproduced", details=details)
+        else:
+            self.store.update_bug(bug_id, details=details)
 
     def _reduce(self, bug_id: str, finding: Finding, case: ApiCase, needed: list[str]) -> None:
         def holds(candidates: list[ApiCase]) -> list[bool]:

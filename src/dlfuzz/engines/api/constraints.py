@@ -26,7 +26,7 @@ from __future__ import annotations
 import ast
 import functools
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -156,15 +156,96 @@ class Func(Node):
 
 @dataclass(frozen=True)
 class Constraint:
-    """A parsed constraint with its text and where it came from."""
+    """A parsed constraint with its text and where it came from.
+
+    ``source`` says what vouches for it, ``why`` the evidence (a documentation quote or
+    link, the place of a source check, the error message it was learned from) and, for a
+    constraint learned during a campaign, ``rejections`` the number of cases whose error
+    gave it: a validation report names this (``provenance``), because a constraint the
+    library never stated is weak evidence that accepting its violation is a bug.
+    """
 
     text: str
     tree: Node
     source: str = "hand"  # signature | doc | validation | error | llm | hand
+    why: str = field(default="", compare=False)
+    rejections: int = field(default=0, compare=False)
 
     @property
     def names(self) -> frozenset[str]:
         return names_in(self.tree)
+
+
+# What each source means in a report (the shared ``constraint_source`` phrases).
+_PROVENANCE = {
+    "doc": "documentation",
+    "signature": "source check",
+    "validation": "source check",
+    "error": "learned error message",
+    "llm": "hand table",
+    "hand": "hand table",
+}
+_DEFAULT_WHY = {
+    "doc": "the API's docstring, as extracted into {file}",
+    "signature": "the signature of {api}, as extracted into {file}",
+    "validation": "the argument checks in {api}'s source, as extracted into {file}",
+    "error": "an error message of {api}, recorded in {file}",
+    "llm": "{file} (extracted by a language model from the documentation)",
+    "hand": "{file}",
+}
+
+
+def provenance(constraint: Constraint, api: str = "", file: str = "") -> str:
+    """Where a constraint comes from, as a validation finding reports it.
+
+    One of "documentation: ...", "source check: ...", "learned error message: ..." (a
+    constraint learned in this campaign says how many rejections gave it: "learned error
+    message (1 rejection): ..."), "hand table: ...".
+    """
+    kind = _PROVENANCE.get(constraint.source, "hand table")
+    if constraint.rejections:
+        n = constraint.rejections
+        kind = f"{kind} ({n} rejection{'s' if n != 1 else ''})"
+    why = constraint.why or _DEFAULT_WHY.get(constraint.source, "{file}").format(
+        api=api or "the API", file=file or "the spec file")
+    return f"{kind}: {why}"
+
+
+def broken_by_defaults(constraint: Constraint, defaults: Mapping[str, Any]) -> bool:
+    """True when the API's own default call breaks ``constraint`` for sure.
+
+    ``defaults`` are the recorded defaults of optional parameters (None defaults left
+    out: a None often means "not given", and "size or scale_factor must be given" is a
+    real constraint the default call breaks in the library too). Every other parameter
+    is unknown; the constraint is judged in three-valued logic, so only a constraint
+    that is false whatever the unknown parameters are counts (``p.type != 'str'`` with
+    ``p`` defaulting to 'fro'). Such a constraint was mined wrong: the library accepts
+    its own default.
+    """
+    return _truth(constraint.tree, Env(defaults)) is False
+
+
+def _truth(node: Node, env: Env) -> bool | None:
+    """True, False, or None when the known values do not decide ``node``."""
+    if isinstance(node, Logic):
+        values = [_truth(item, env) for item in node.items]
+        decisive, other = (False, True) if node.op == "and" else (True, False)
+        if decisive in values:
+            return decisive
+        return other if all(v is other for v in values) else None
+    if isinstance(node, Unary) and node.op == "not":
+        value = _truth(node.operand, env)
+        return None if value is None else not value
+    if isinstance(node, Cond):
+        test = _truth(node.test, env)
+        if test is None:
+            when_true, when_false = _truth(node.then, env), _truth(node.other, env)
+            return when_true if when_true is not None and when_true == when_false else None
+        return _truth(node.then if test else node.other, env)
+    try:
+        return bool(evaluate(node, env))
+    except (Undefined, ValueError, TypeError, ArithmeticError):
+        return None
 
 
 # ---- parsing ----------------------------------------------------------------------------
@@ -558,6 +639,6 @@ def holds(constraint: Constraint | Node, env: Env) -> bool:
     return _holds_quietly(tree, env)
 
 
-def make(expr: str, source: str = "hand", params: frozenset[str] | None = None
-         ) -> Constraint:
-    return Constraint(expr.strip(), parse(expr, params), source)
+def make(expr: str, source: str = "hand", params: frozenset[str] | None = None,
+         why: str = "") -> Constraint:
+    return Constraint(expr.strip(), parse(expr, params), source, why)

@@ -45,7 +45,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from dlfuzz.cases import ApiCase, DType, Finding, Outcome
-from dlfuzz.engines.api.constraints import Env, holds, make
+from dlfuzz.engines.api.constraints import Env, holds, make, provenance
 from dlfuzz.engines.api.libspecs import (
     LIBRARY_FILES,
     LibSpec,
@@ -80,6 +80,11 @@ COSTLY = frozenset({"timeout", "crash", "oom"})
 # operator definitions vouch for. Prose, LLM and hand-written ones can be narrower than
 # what the library accepts, and breaking a wrong constraint makes a false report.
 VIOLATE_SOURCES = frozenset({"validation", "error", "signature"})
+# A constraint learned from error messages during the campaign is broken on purpose only
+# once this many cases' rejections gave it: one message generalised by a pattern is weak
+# evidence ("div_trunc not implemented for ComplexFloat" learned as "input is not
+# complex64", which holds only with a rounding mode). Before that it only steers generation.
+MIN_REJECTIONS = 2
 RECENT_OK = 16  # ok draws remembered per API, to check a learned constraint against
 MAX_LEARNED = 8  # error-feedback constraints added per API in one campaign
 
@@ -159,6 +164,8 @@ class ApiEngine(Engine):
         self.stats: dict[str, ApiStats] = {n: ApiStats() for n in self.names}
         self.learned: dict[str, list[str]] = {}
         self.violations: dict[str, int] = {}
+        # (api, learned constraint) -> cases whose rejection gave it (independent evidence)
+        self.rejections: dict[tuple[str, str], int] = {}
         self._violate_specs: dict[str, tuple[LibSpec, Any]] = {}
         self._recent_ok: dict[str, deque[dict[str, Any]]] = {}
         self._draws: dict[str, Any] = {}  # case id -> Draw, for error feedback
@@ -286,7 +293,7 @@ class ApiEngine(Engine):
         narrower than what the library accepts, so only trusted constraints are broken."""
         cached = self._violate_specs.get(spec.api)
         if cached is None or cached[0] is not spec:
-            cached = (spec, self._violate_spec(spec))
+            cached = (spec, self._violate_spec(spec, self._weak(spec.api)))
             self._violate_specs[spec.api] = cached
         if cached[1] is None:
             return []
@@ -297,13 +304,20 @@ class ApiEngine(Engine):
             self.violations[key] = self.violations.get(key, 0) + len(draws)
         return draws
 
+    def _weak(self, api: str) -> frozenset[str]:
+        """Constraints learned in this campaign from fewer than ``MIN_REJECTIONS`` cases."""
+        return frozenset(t for t in self.learned.get(api, ())
+                         if self.rejections.get((api, t), 0) < MIN_REJECTIONS)
+
     @staticmethod
-    def _violate_spec(spec: LibSpec) -> tuple[LibSpec, frozenset[str]] | None:
+    def _violate_spec(spec: LibSpec, weak: frozenset[str] = frozenset()
+                      ) -> tuple[LibSpec, frozenset[str]] | None:
         """The spec violate mode works on (every constraint must still hold but the one
         broken; ranges of the parameters trusted constraints name are opened, so that
         ``not (p < 0 or p > 1)`` can be broken with p drawn in [0, 1]) and the texts of
         the constraints it may break."""
-        trusted = tuple(c for c in spec.constraints if c.source in VIOLATE_SOURCES)
+        trusted = tuple(c for c in spec.constraints
+                        if c.source in VIOLATE_SOURCES and c.text not in weak)
         # What the library's own checks or errors say about a parameter governs what its
         # signature's annotations suggest (``jax.lax.sort_key_val``'s ``dimension`` is
         # annotated as an index yet checked as ``-ndims <= dimension < ndims``).
@@ -376,19 +390,40 @@ class ApiEngine(Engine):
         ok_before = list(self._recent_ok.get(spec.api, ()))
         added = []
         for text in texts:
-            if text in known or text in learned:
+            if text in learned:  # another case's rejection says it again
+                self.rejections[(spec.api, text)] = self.rejections.get((spec.api, text), 0) + 1
+                self._violate_specs.pop(spec.api, None)  # it may have become trusted
+                continue
+            if text in known:
                 continue
             try:
-                constraint = make(text, "error", spec.names)
+                why = " ".join(f"{outcome.exc_type}: {outcome.message}".split())[:300]
+                constraint = make(text, "error", spec.names, why=why)
             except UsageError:
                 continue
             if all(holds(constraint, Env(_with_defaults(spec, v))) for v in ok_before):
                 added.append(constraint)
                 learned.append(text)
+                self.rejections[(spec.api, text)] = 1
         if added:
             self.specs[spec.api] = replace(spec, constraints=spec.constraints + tuple(added))
 
     # ---- for the campaign, triage and reports ------------------------------------------
+    def constraint_source(self, case: Any) -> str:
+        """Where the constraint a violate-mode case breaks comes from (``provenance``):
+        a constraint learned in this campaign says how many rejections gave it."""
+        spec = self.specs.get(getattr(case, "api", ""))
+        broken = str(getattr(case, "expect", "")).partition(":")[2]
+        if spec is None or not broken:
+            return ""
+        for c in spec.constraints:
+            if c.text == broken:
+                count = self.rejections.get((spec.api, c.text), 0)
+                if count:
+                    c = replace(c, rejections=count)
+                return provenance(c, spec.api, _shown_path(spec.source))
+        return ""
+
     def unsupported_backends(self, case: Any) -> frozenset[str]:
         spec = self.specs.get(getattr(case, "api", ""))
         if spec is None or not spec.unsupported:
@@ -458,6 +493,17 @@ def _library_of(backend: str) -> str:
     the part before its first dash)."""
     lib = of_backend(backend)
     return lib.name if lib is not None else backend.split("-", 1)[0]
+
+
+def _shown_path(path: str) -> str:
+    """A spec file as a report names it: relative to the dlfuzz source tree if inside."""
+    if not path:
+        return ""
+    here = Path(__file__).resolve().parents[3]  # the folder holding the dlfuzz package
+    try:
+        return str(Path(path).resolve().relative_to(here))
+    except ValueError:
+        return path
 
 
 def _with_defaults(spec: LibSpec, values: Mapping[str, Any]) -> dict[str, Any]:

@@ -31,7 +31,12 @@ from pathlib import Path
 from typing import Any
 
 from dlfuzz.cases import DTYPES
-from dlfuzz.engines.api.constraints import Constraint, ConstraintError, parse
+from dlfuzz.engines.api.constraints import (
+    Constraint,
+    ConstraintError,
+    broken_by_defaults,
+    parse,
+)
 from dlfuzz.errors import UsageError
 from dlfuzz.libraries import get
 
@@ -184,6 +189,9 @@ class LibSpec:
     # outputs not compared element by element: (output index, COMPARE_MODES entry)
     compare: tuple[tuple[int, str], ...] = ()
     source: str = field(default="", compare=False)
+    # Constraints of the file that the API's own default call breaks (mined wrong):
+    # dropped at load, kept here so ``specs validate`` and tests can name them.
+    rejected: tuple[str, ...] = field(default=(), compare=False)
 
     def param(self, name: str) -> LibParam | None:
         for p in self.params:
@@ -380,12 +388,15 @@ def _check_rule(w: _Where, raw: dict[str, Any], params: tuple[LibParam, ...]
 def _constraint(w: _Where, i: int, raw: Any, names: frozenset[str]) -> Constraint:
     source = "hand"
     text = raw
+    why = ""
     if isinstance(raw, dict):
-        text, source = raw.get("expr"), raw.get("from", "hand")
-        extra = set(raw) - {"expr", "from"}
+        text, source, why = raw.get("expr"), raw.get("from", "hand"), raw.get("why", "")
+        extra = set(raw) - {"expr", "from", "why"}
         if extra:
             raise w.fail(f"constraints[{i}]", sorted(extra), "a constraint object has only "
-                         "'expr' and 'from'")
+                         "'expr', 'from' and 'why' (a documentation quote or link)")
+        if not isinstance(why, str):
+            raise w.fail(f"constraints[{i}].why", why, "write the quote or link as a string")
         if source not in SOURCES:
             raise w.fail(f"constraints[{i}].from", source, "use one of " + ", ".join(SOURCES))
     if not isinstance(text, str):
@@ -398,7 +409,7 @@ def _constraint(w: _Where, i: int, raw: Any, names: frozenset[str]) -> Constrain
         api = f": api {w.api!r}" if w.api else ""
         raise UsageError(f"{w.path}:{line}:{col + 1 + len(text) - len(text.lstrip()) + exc.column}"
                          f"{api}: constraint {text!r}: {exc.reason}") from None
-    return Constraint(text.strip(), tree, source)
+    return Constraint(text.strip(), tree, source, why)
 
 
 def _api(w: _Where, i: int, raw: Any, library: str) -> LibSpec:
@@ -423,6 +434,9 @@ def _api(w: _Where, i: int, raw: Any, library: str) -> LibSpec:
     if not isinstance(raw_cons, list):
         raise w.fail("constraints", raw_cons, "write a list of constraint strings")
     constraints = tuple(_constraint(w, j, c, frozenset(names)) for j, c in enumerate(raw_cons))
+    defaults = {p.name: p.default for p in params if p.optional and p.default is not None}
+    rejected = tuple(c.text for c in constraints if broken_by_defaults(c, defaults))
+    constraints = tuple(c for c in constraints if c.text not in rejected)
     unsupported = raw.get("unsupported", {})
     if not isinstance(unsupported, dict) or not all(
             isinstance(v, str) for v in unsupported.values()):
@@ -437,7 +451,8 @@ def _api(w: _Where, i: int, raw: Any, library: str) -> LibSpec:
                    specials=raw.get("specials", True),
                    unsupported=tuple(sorted(unsupported.items())),
                    notes=str(raw.get("notes", "")), skip=str(raw.get("skip", "")),
-                   shapes=rule, dtypes=dtypes, compare=compare, source=str(w.path))
+                   shapes=rule, dtypes=dtypes, compare=compare, source=str(w.path),
+                   rejected=rejected)
 
 
 def _compare(w: _Where, raw: Any) -> tuple[tuple[int, str], ...]:
@@ -537,7 +552,9 @@ def to_json(spec: LibSpec) -> dict[str, Any]:
     if spec.group:
         out["group"] = spec.group
     out["params"] = [_param_json(p) for p in spec.params]
-    out["constraints"] = [c.text if c.source == "hand" else {"expr": c.text, "from": c.source}
+    out["constraints"] = [c.text if c.source == "hand" and not c.why
+                          else {"expr": c.text, "from": c.source, **({"why": c.why} if c.why
+                                                                    else {})}
                           for c in spec.constraints]
     if spec.shapes:
         out["shapes"] = spec.shapes

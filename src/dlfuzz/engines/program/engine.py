@@ -346,6 +346,17 @@ class ProgramEngine(Engine):
             f.write(json.dumps(row) + "\n")
 
     # ---- for the campaign -----------------------------------------------------------
+    def constraint_source(self, case: Any) -> str:
+        """Where the legal range a negative program breaks comes from (hand rules or the
+        layer's docstring), for the validation report."""
+        edge = dict(getattr(case, "edge", ()))
+        param = str(getattr(case, "expect", "")).partition(":")[2]
+        if not param or not edge.get("api"):
+            return ""
+        from dlfuzz.engines.program.knowledge import legal_source
+
+        return legal_source(case.library, str(edge["api"]), param)
+
     def unsupported_backends(self, case: Any) -> frozenset[str]:
         """Backends that do not run programs (torch-compile): never judged on them."""
         if self._unsupported is None:

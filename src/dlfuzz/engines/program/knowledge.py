@@ -120,6 +120,26 @@ def context(library: str, api: str) -> dict[str, Any]:
     return dict(_contexts(library).get(api, {}))
 
 
+@functools.lru_cache(maxsize=1)
+def _hand_rules() -> dict[str, Any]:
+    return dict(json.loads((DATA_DIR / "hand_rules.json").read_text(encoding="utf-8")))
+
+
+def legal_source(library: str, api: str, param: str) -> str:
+    """Where the legal range (or option list) of ``param`` comes from, as a validation
+    report names it: the hand rules (per API or per parameter name) or the API's
+    docstring (the range ``specgen`` extracted from it)."""
+    hand = _hand_rules().get(library, {})
+    where = "src/dlfuzz/engines/program/data/hand_rules.json"
+    rule = hand.get("apis", {}).get(api.rsplit(".", 1)[-1], {}).get("params", {}).get(param)
+    if rule and ("legal" in rule or "values" in rule):
+        return f"hand table: {where} ({api.rsplit('.', 1)[-1]}.{param})"
+    rule = hand.get("params", {}).get(param)
+    if rule and ("legal" in rule or "values" in rule):
+        return f"hand table: {where} (rule for every parameter named {param!r})"
+    return f"documentation: the range or options of {param!r} in {api}'s docstring"
+
+
 def context_params(library: str, api: str) -> dict[str, str]:
     """Constructor params that must equal a size of the incoming tensor: param -> axis.
 
