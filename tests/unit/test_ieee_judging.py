@@ -168,7 +168,7 @@ def test_a_sum_of_one_sign_of_infinity_has_one_answer(pool: Pool):
     assert list(found) == ["tf"] and ctx.stats["order_dependent_nan_inf"] == 0
     f = found["tf"]
     assert f.message == ("tf gives nan where the float64 reference of numpy+torch gives -inf "
-                         "(element [0]; inputs hold -inf)")
+                         "(the scalar; inputs hold -inf)")
     assert f.detail("special_values") == "inputs hold -inf; reference holds -inf"
 
 
