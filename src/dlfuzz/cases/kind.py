@@ -146,6 +146,12 @@ class CaseKind:
         outputs (a model's LEMON vote). Default: none."""
         return ()
 
+    def output_modes(self, case: Any) -> dict[int, str]:
+        """Outputs of ``case`` not compared element by element: output index -> mode
+        (``oracles/canonical.py``: sorted, set, skip-on-ties, residual, skip), such as an
+        API's eigenvalues. Default: none, every output elementwise."""
+        return {}
+
     # ---- report ------------------------------------------------------------------------
 
     def report_section(self, folder: Path, meta: dict[str, Any]) -> str:
@@ -159,7 +165,7 @@ HOOKS: tuple[str, ...] = (
     "describe", "write_files", "title", "involved_backends", "issue_case", "expectation",
     "reproducer",
     "reduction", "localizes_values", "localizes_failures", "relabel", "numeric_details",
-    "report_section")
+    "output_modes", "report_section")
 
 _INSTANCES: dict[str, CaseKind] = {}
 

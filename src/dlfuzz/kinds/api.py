@@ -34,6 +34,12 @@ def finite_first(case: ApiCase) -> Iterator[ApiCase]:
 class ApiKind(CaseKind):
     name = "api"
 
+    def output_modes(self, case: Any) -> dict[int, str]:
+        """The ``compare`` entries of the API's built-in spec (eigenvalues, sets, ...)."""
+        from dlfuzz.engines.api.libspecs import compare_modes
+
+        return compare_modes(str(getattr(case, "api", "")))
+
     def describe(self, case: ApiCase) -> dict[str, Any]:
         return {
             "api": case.api,

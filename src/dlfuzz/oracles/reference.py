@@ -20,6 +20,7 @@ import numpy as np
 
 from dlfuzz.cases import COMPLEX_DTYPES, FLOAT_DTYPES, ApiCase, Outcome, Tensor
 from dlfuzz.oracles import ieee
+from dlfuzz.oracles.canonical import canonical_outcomes
 from dlfuzz.oracles.compare import Deviation, agree, deviation, round_to, structure
 from dlfuzz.oracles.discrepancy import Discrepancy, bad_mask, first_discrepancy
 from dlfuzz.oracles.tolerances import Tolerance, epsilon, tolerance_for
@@ -155,6 +156,8 @@ class Judge:
                 variants.extend(nudge(case, self.rng) for _ in range(self.settings.nudges))
             spans.append((start, len(variants), backends))
         runs = self.runner(variants, self.reference_backends) if variants else []
+        # Unordered outputs in canonical form, as the differential oracle has them.
+        runs = [canonical_outcomes(v, r) for v, r in zip(variants, runs, strict=True)]
         self.reference_runs += len(variants)
         out: list[Reference | None] = []
         for (_case, outcomes), (start, stop, backends) in zip(items, spans, strict=True):

@@ -125,7 +125,10 @@ _PARAM_KEYS = frozenset({"name", "type", "optional", "default", "pass", "rank", 
                          "of", "insert", "distinct", "size", "role", "nonempty", "fill",
                          "requires"})
 _API_KEYS = frozenset({"api", "group", "params", "constraints", "random", "specials",
-                       "unsupported", "notes", "skip", "shapes", "dtypes"})
+                       "unsupported", "notes", "skip", "shapes", "dtypes", "compare"})
+# How an output is compared across libraries and modes ("compare": {"<output index>":
+# mode}); elementwise unless named. The oracles' meaning of each: oracles/canonical.py.
+COMPARE_MODES = ("elementwise", "sorted", "set", "skip-on-ties", "residual", "skip")
 
 
 @dataclass(frozen=True)
@@ -183,6 +186,8 @@ class LibSpec:
     skip: str = ""          # non-empty: listed but not fuzzed (why)
     shapes: str = ""        # a shape rule (shapes.SHAPE_RULES): drawn by rulegen
     dtypes: tuple[str, ...] = ()  # rule APIs: the dtypes a signature is drawn in
+    # outputs not compared element by element: (output index, COMPARE_MODES entry)
+    compare: tuple[tuple[int, str], ...] = ()
     source: str = field(default="", compare=False)
     # Constraints of the file that the API's own default call breaks (mined wrong):
     # dropped at load, kept here so ``specs validate`` and tests can name them.
@@ -440,12 +445,28 @@ def _api(w: _Where, i: int, raw: Any, library: str) -> LibSpec:
         if key in raw and not isinstance(raw[key], bool):
             raise w.fail(key, raw[key], "write true or false")
     rule, dtypes = _check_rule(w, raw, params)
+    compare = _compare(w, raw.get("compare", {}))
     return LibSpec(library=library, api=api, params=params, constraints=constraints,
                    group=str(raw.get("group", "")), random=raw.get("random", False),
                    specials=raw.get("specials", True),
                    unsupported=tuple(sorted(unsupported.items())),
                    notes=str(raw.get("notes", "")), skip=str(raw.get("skip", "")),
-                   shapes=rule, dtypes=dtypes, source=str(w.path), rejected=rejected)
+                   shapes=rule, dtypes=dtypes, compare=compare, source=str(w.path),
+                   rejected=rejected)
+
+
+def _compare(w: _Where, raw: Any) -> tuple[tuple[int, str], ...]:
+    """``"compare": {"0": "sorted", "1": "residual"}``: output index -> COMPARE_MODES."""
+    fix = ('write {"<output index>": mode} with modes from ' + ", ".join(COMPARE_MODES)
+           + ', e.g. {"0": "sorted"} for eigenvalues')
+    if not isinstance(raw, dict):
+        raise w.fail("compare", raw, fix)
+    out = []
+    for key, mode in raw.items():
+        if not str(key).isdigit() or mode not in COMPARE_MODES:
+            raise w.fail(f"compare.{key}", mode, fix)
+        out.append((int(key), str(mode)))
+    return tuple(sorted(out))
 
 
 def load_file(path: str | Path) -> list[LibSpec]:
@@ -490,6 +511,29 @@ def load_library(library: str, path: str | Path | None = None) -> dict[str, LibS
     return dict(_builtin(LIBRARY_FILES[library]))
 
 
+@functools.lru_cache(maxsize=1)
+def _compare_table() -> dict[str, tuple[tuple[int, str], ...]]:
+    """API -> its ``compare`` entries, from every built-in spec file (read as plain JSON:
+    the oracles ask this for every suspicious case, the full parse is not needed)."""
+    out: dict[str, tuple[tuple[int, str], ...]] = {}
+    for name in (*LIBRARY_FILES.values(), *SPEC_SETS.values()):
+        path = DATA_DIR / name
+        if not path.exists():
+            continue
+        for api in json.loads(path.read_text(encoding="utf-8")).get("apis", ()):
+            compare = api.get("compare") if isinstance(api, dict) else None
+            if isinstance(compare, dict) and compare:
+                out[str(api.get("api"))] = tuple(sorted(
+                    (int(k), str(v)) for k, v in compare.items()
+                    if str(k).isdigit() and v in COMPARE_MODES))
+    return out
+
+
+def compare_modes(api: str) -> dict[int, str]:
+    """Output index -> compare mode of a built-in API (empty: every output elementwise)."""
+    return dict(_compare_table().get(api, ()))
+
+
 def load_set(name: str) -> dict[str, LibSpec]:
     """A built-in spec set by name (``SPEC_SETS``: ``numpy``), specs by API path."""
     if name not in SPEC_SETS:
@@ -520,6 +564,8 @@ def to_json(spec: LibSpec) -> dict[str, Any]:
             out[key] = getattr(spec, key)
     if spec.unsupported:
         out["unsupported"] = dict(spec.unsupported)
+    if spec.compare:
+        out["compare"] = {str(i): mode for i, mode in spec.compare}
     return out
 
 

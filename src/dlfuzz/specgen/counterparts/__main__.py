@@ -5,6 +5,8 @@ libraries' spec files, validates them in sandboxed workers and rewrites
 ``data/counterparts/<library>.json``: entries of the candidates validated in this run are
 replaced, every other entry is kept (so ``--only`` and ``--kinds`` refresh a part).
 ``candidates`` lists what would be validated; ``stats`` counts the files' contents.
+``specials`` runs the special-value check (``specials.py``) on the files' dlfuzz-written
+counterparts and rewrites their ``specials`` (the kinds they may judge) in place.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from dlfuzz.specgen.counterparts.validate import (
 )
 
 RESTART_JAX = 3000  # cases between restarts of the eager JAX worker
+SPECIAL_ROUNDS = 2  # rounds of fresh inputs of the special-value check
 # Spec libraries validated against the eager libraries: their own backend joins the pool.
 SPEC_LIBRARIES = (*LIBRARIES, *API_BACKENDS)
 
@@ -180,10 +183,75 @@ def cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
+def write_specials(path: Path, updated: dict[tuple[str, str, str, str], Counterpart]) -> None:
+    """Set ``specials`` (and the evidence of disagreements) of the checked counterparts in
+    a file, leaving every other entry and the file's layout as they are."""
+    import json
+
+    text = path.read_text(encoding="utf-8")
+    raw = json.loads(text)
+    # Files are kept either indented (one key a line) or as ``dump`` writes them (one
+    # counterpart a line): each keeps its layout, so the diff is only what changed.
+    indented = json.dumps(raw, indent=1, ensure_ascii=False) == text
+    for i, entry in enumerate(raw["counterparts"]):
+        cp = updated.get((entry.get("api"), entry.get("library"), entry.get("kind"),
+                          entry.get("target")))
+        if cp is None:
+            continue
+        new = {k: v for k, v in entry.items() if k not in ("specials", "evidence")}
+        if cp.specials:
+            new["specials"] = list(cp.specials)
+        evidence = {k: v for k, v in entry.get("evidence", {}).items()
+                    if k not in ("specials_disagree", "specials_unchecked")}
+        checked = cp.evidence_dict()
+        disagree = checked.get("specials_disagree")
+        if disagree:
+            evidence["specials_disagree"] = {k: disagree[k] for k in sorted(disagree)}
+        if checked.get("specials_unchecked"):
+            evidence["specials_unchecked"] = list(checked["specials_unchecked"])
+        if evidence:
+            new["evidence"] = dict(sorted(evidence.items()))
+        raw["counterparts"][i] = new
+    if indented:
+        path.write_text(json.dumps(raw, indent=1, ensure_ascii=False), encoding="utf-8")
+        return
+    old = load_file(path)
+    path.write_text(json.dumps(raw), encoding="utf-8")  # read back as counterparts below
+    dump(old.library, load_file(path).counterparts, path, old.rejected, dict(old.header))
+
+
+def cmd_specials(args: argparse.Namespace) -> int:
+    from dlfuzz.executor.pool import Pool, WorkerConfig
+    from dlfuzz.specgen.counterparts.specials import check, summary
+
+    started = time.perf_counter()
+    specs = _specs(SPEC_LIBRARIES, args.specs)
+    table = {api: s for t in specs.values() for api, s in t.items()}
+    files = {lib: load_file(Path(args.out) / f"{lib}.json") for lib in args.library or LIBRARIES
+             if (Path(args.out) / f"{lib}.json").exists()}
+    wanted = [c for f in files.values() for c in f.counterparts
+              if c.dlfuzz_written and (not args.only or c.api in args.only)]
+    print(f"{len(wanted)} dlfuzz-written counterparts to check", file=sys.stderr)
+    pool = Pool([WorkerConfig(lib, case_timeout_s=20.0) for lib in LIBRARIES])
+    try:
+        pool.start()
+        verdicts = check(table, wanted, pool, seed=args.seed, rounds=SPECIAL_ROUNDS)
+    finally:
+        pool.close()
+    updated = {v.candidate.key: v.updated() for v in verdicts}
+    for lib in files:
+        write_specials(Path(args.out) / f"{lib}.json", updated)
+    for name, kinds in sorted(summary(verdicts).items()):
+        print(f"not trusted on {', '.join(kinds)}: {name}", file=sys.stderr)
+    print(f"checked {len(verdicts)} counterparts in {time.perf_counter() - started:.0f} s",
+          file=sys.stderr)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m dlfuzz.specgen.counterparts")
     sub = parser.add_subparsers(dest="command", required=True)
-    for name in ("validate", "candidates", "stats"):
+    for name in ("validate", "candidates", "stats", "specials"):
         p = sub.add_parser(name)
         p.add_argument("--library", action="append", choices=SPEC_LIBRARIES,
                        help="APIs of this library (repeatable; default: all)")
@@ -205,7 +273,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"unknown kinds {bad}; use {', '.join(KINDS)}")
     try:
         return {"validate": cmd_validate, "candidates": cmd_candidates,
-                "stats": cmd_stats}[args.command](args)
+                "stats": cmd_stats, "specials": cmd_specials}[args.command](args)
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

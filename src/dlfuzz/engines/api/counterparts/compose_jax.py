@@ -382,15 +382,17 @@ def torch_gelu(input: Any, approximate: str = "none") -> Any:
 def torch_hardshrink(input: Any, lambd: float = 0.5) -> Any:
     import jax.numpy as jnp
 
-    return jnp.where(jnp.abs(input) > lambd, input, jnp.zeros_like(input))
+    # Zero where |x| <= lambd, else x: NaN stays NaN as in torch (NaN <= lambd is false).
+    return jnp.where(jnp.abs(input) <= lambd, jnp.zeros_like(input), input)
 
 
 @composes("torch.nn.functional.softshrink")
 def torch_softshrink(input: Any, lambd: float = 0.5) -> Any:
     import jax.numpy as jnp
 
-    return jnp.where(input > lambd, input - lambd,
-                     jnp.where(input < -lambd, input + lambd, jnp.zeros_like(input)))
+    # Zero where |x| <= lambd, else x shrunk toward 0: NaN stays NaN as in torch.
+    return jnp.where(jnp.abs(input) <= lambd, jnp.zeros_like(input),
+                     input - jnp.sign(input) * lambd)
 
 
 @composes("torch.nn.functional.tanhshrink")
@@ -406,7 +408,8 @@ def torch_threshold(input: Any, threshold: float, value: float, inplace: bool = 
 
     if jnp.issubdtype(input.dtype, jnp.integer):  # torch casts both scalars: truncation
         threshold, value = int(threshold), int(value)
-    return jnp.where(input > threshold, input, jnp.asarray(value, input.dtype))
+    # torch: value where x <= threshold, else x, so a NaN input stays NaN.
+    return jnp.where(input <= threshold, jnp.asarray(value, input.dtype), input)
 
 
 @composes("torch.nn.functional.prelu")

@@ -379,7 +379,8 @@ def torch_l1_loss(input: Any, target: Any, size_average: Any = None, reduce: Any
 def torch_hardshrink(input: Any, lambd: float = 0.5) -> Any:
     import tensorflow as tf
 
-    return tf.where(tf.abs(input) > lambd, input, tf.zeros_like(input))
+    # Zero where |x| <= lambd, else x: NaN stays NaN as in torch (NaN <= lambd is false).
+    return tf.where(tf.abs(input) <= lambd, tf.zeros_like(input), input)
 
 
 @composes("torch.nn.functional.tanhshrink")
@@ -523,5 +524,6 @@ def torch_threshold(input: Any, threshold: float, value: float, inplace: bool = 
 
     if input.dtype.is_integer:  # torch casts both scalars: truncation
         threshold, value = int(threshold), int(value)
-    return tf.where(input > tf.cast(threshold, input.dtype), input,
-                    tf.cast(value, input.dtype))
+    # torch: value where x <= threshold, else x, so a NaN input stays NaN.
+    return tf.where(input <= tf.cast(threshold, input.dtype), tf.cast(value, input.dtype),
+                    input)

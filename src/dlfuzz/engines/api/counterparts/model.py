@@ -21,6 +21,15 @@ the only value it is valid for (absent or equal to the API's default): ``applies
 False otherwise, and so it is when the input's dtype is not one of the ``dtypes`` the
 counterpart was validated on.
 
+A counterpart dlfuzz wrote itself (``composition``, ``llm``) is trusted on IEEE special
+inputs only where a check showed it computes what the native API computes there:
+``specials`` lists the kinds of special value (``SPECIAL_KINDS``: NaN, +inf, -inf, -0.0,
+large finite) on which ``python -m dlfuzz.specgen.counterparts specials`` found it equal to
+the API (``specgen/counterparts/specials.py``; a disagreement is kept in its evidence,
+``specials_disagree``). An input holding any other kind makes ``applies`` False, so an
+untrusted re-implementation never judges it: a ``hardshrink`` written as ``where(|x| >
+lambd, x, 0)`` maps NaN to 0 where torch propagates it, and would blame torch.
+
 Files ``data/counterparts/<library>.json`` hold the validated counterparts of one
 library's APIs (one JSON object per line, with the validation evidence) plus the rejected
 candidates with why, so a refresh is a readable diff.
@@ -53,7 +62,11 @@ _PACKAGE = "dlfuzz.engines.api.counterparts"
 PRECISION_RUNNERS = {lib: f"{_PACKAGE}.precision.run_{lib}" for lib in LIBRARIES}
 LLM_RUNNER = f"{_PACKAGE}.llm_exec.run"
 _KEYS = frozenset({"api", "library", "kind", "target", "args", "rename", "extra", "drop",
-                   "convert", "requires_default", "dtypes", "code", "evidence"})
+                   "convert", "requires_default", "dtypes", "specials", "code", "evidence"})
+# Kinds of IEEE special value a dlfuzz-written counterpart must be checked on before it
+# may judge an input holding them (see the module docstring).
+SPECIAL_KINDS = ("nan", "inf", "-inf", "-0", "large")
+DLFUZZ_WRITTEN = frozenset({"composition", "llm"})
 
 
 class NotApplicable(DlfuzzError):
@@ -114,6 +127,9 @@ class Counterpart:
     convert: tuple[tuple[str, str], ...] = ()
     requires_default: tuple[tuple[str, Any], ...] = ()
     dtypes: tuple[str, ...] = ()     # validated input dtypes (empty: not restricted)
+    # special kinds checked equal to the API (dlfuzz-written; kept out of the repr that
+    # fingerprints candidate lists, which never carry it)
+    specials: tuple[str, ...] = field(default=(), repr=False)
     code: str = ""                   # kind "llm": the function's source
     evidence: tuple[tuple[str, Any], ...] = field(default=(), compare=False)
 
@@ -130,6 +146,16 @@ class Counterpart:
     def evidence_dict(self) -> dict[str, Any]:
         return dict(self.evidence)
 
+    @property
+    def dlfuzz_written(self) -> bool:
+        """Whether dlfuzz wrote this implementation (not a library's own function)."""
+        return self.kind in DLFUZZ_WRITTEN
+
+    def trusted_on(self, kinds: Iterable[str]) -> bool:
+        """Whether this counterpart may judge an input holding these special kinds: a
+        library's own function always may, a dlfuzz-written one where checked."""
+        return not self.dlfuzz_written or set(kinds) <= set(self.specials)
+
     # ---- applicability --------------------------------------------------------------
     def applies(self, values: Mapping[str, Any]) -> bool:
         """Whether this counterpart can compute this draw (numpy values or Refs).
@@ -143,7 +169,7 @@ class Counterpart:
             key = dtype_key(values)
             if key is not None and key not in self.dtypes:
                 return False
-        return True
+        return not self.dlfuzz_written or self.trusted_on(special_kinds(values))
 
     def _defaults_ok(self, values: Mapping[str, Any]) -> bool:
         for name, default in self.requires_default:
@@ -210,6 +236,44 @@ def _same_value(a: Any, b: Any) -> bool:
         return bool(a == b)
     except Exception:  # noqa: BLE001 - incomparable values are different values
         return False
+
+
+def _large(dtype: np.dtype[Any]) -> float:
+    """Magnitude from which a value's square overflows its dtype: 'large finite'."""
+    try:
+        return float(np.finfo(dtype).max) ** 0.5
+    except (TypeError, ValueError):
+        return float("inf")
+
+
+def special_kinds(values: Mapping[str, Any]) -> frozenset[str]:
+    """Which ``SPECIAL_KINDS`` the floating arrays among ``values`` hold (complex: either
+    part). Refs and non-floating values hold none."""
+    found: set[str] = set()
+    for v in values.values():
+        arrays = v if isinstance(v, list | tuple) else (v,)
+        for a in arrays:
+            if not isinstance(a, np.ndarray) or a.size == 0:
+                continue
+            kind = "f" if a.dtype.name == "bfloat16" else a.dtype.kind
+            if kind not in "fc":
+                continue
+            large = _large(a.real.dtype if kind == "c" else a.dtype)
+            parts = (a.real, a.imag) if kind == "c" else (a,)
+            for part in parts:
+                x = part.astype(np.float64)
+                with np.errstate(invalid="ignore"):
+                    if np.isnan(x).any():
+                        found.add("nan")
+                    if (x == np.inf).any():
+                        found.add("inf")
+                    if (x == -np.inf).any():
+                        found.add("-inf")
+                    if ((x == 0) & np.signbit(x)).any():
+                        found.add("-0")
+                    if (np.isfinite(x) & (np.abs(x) >= large)).any():
+                        found.add("large")
+    return frozenset(found)
 
 
 def dtype_key(values: Mapping[str, Any]) -> str | None:
@@ -296,6 +360,10 @@ def from_json(raw: Any, path: Path, line: int) -> Counterpart:
     dtypes = raw.get("dtypes", [])
     if not isinstance(dtypes, list) or not all(isinstance(d, str) for d in dtypes):
         raise _fail(path, line, "dtypes", dtypes, "write a list of dtype names", api)
+    specials = raw.get("specials", [])
+    if not isinstance(specials, list) or not all(k in SPECIAL_KINDS for k in specials):
+        raise _fail(path, line, "specials", specials, "write a list of special kinds the "
+                    "check found equal to the API, from " + ", ".join(SPECIAL_KINDS), api)
     code = raw.get("code", "")
     if kind == "llm" and (not isinstance(code, str) or f"def {target}" not in code):
         raise _fail(path, line, "code", code, f"an llm counterpart needs the source of "
@@ -310,7 +378,7 @@ def from_json(raw: Any, path: Path, line: int) -> Counterpart:
         drop=tuple(drop), convert=convert,
         requires_default=_pairs(path, line, api, "requires_default",
                                 raw.get("requires_default", {}), strings=False),
-        dtypes=tuple(dtypes), code=str(code),
+        dtypes=tuple(dtypes), specials=tuple(specials), code=str(code),
         evidence=tuple(sorted((str(k), _freeze(v)) for k, v in evidence.items())))
 
 
@@ -328,6 +396,8 @@ def to_json(cp: Counterpart) -> dict[str, Any]:
         out["drop"] = list(cp.drop)
     if cp.dtypes:
         out["dtypes"] = list(cp.dtypes)
+    if cp.specials:
+        out["specials"] = list(cp.specials)
     if cp.code:
         out["code"] = cp.code
     if cp.evidence:
