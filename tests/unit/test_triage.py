@@ -261,6 +261,27 @@ def test_reduction_keeps_the_signature_and_shrinks_the_case(harness: Harness, st
         np.testing.assert_array_equal(inputs["x0"], x.to_numpy())
 
 
+def test_a_bug_reduced_to_finite_inputs_is_described_by_the_reduced_case(harness: Harness,
+                                                                         store: Store):
+    # The planted cumsum bug needs no special value; the found case has an inf in another
+    # row. Reduction replaces the inf by a finite value, so the stored bug is a wrong
+    # result on ordinary inputs, not a special-value one.
+    x = RNG.uniform(-2.0, 2.0, (2, 8)).astype(np.float32)
+    x[0, 3] = np.inf
+    case = scan_case("cumsum", x)
+    finding = harness.finding(case)
+    assert finding.detail("special_values")
+    bug_id, _ = harness.triage(store, reduce=True, max_reduce_runs=60).handle(finding, case)
+    row = store.bug(bug_id)
+    assert row.confirmed and row.reduced_blob is not None
+    assert np.isfinite(store.blobs.get(row.reduced_blob).tensors[0].to_numpy()).all()
+    assert row.severity == "wrong-result"
+    assert not row.details.get("special_values")
+    assert "inputs hold" not in row.message
+    meta = json.loads((store.root / row.dir / "meta.json").read_text())
+    assert not meta["details"].get("special_values")
+
+
 def test_reduction_stays_within_its_run_budget(harness: Harness, store: Store):
     case = scan_case("cumsum", RNG.uniform(-3.0, 3.0, (4, 16)).astype(np.float32))
     finding = harness.finding(case)

@@ -134,9 +134,29 @@ class Triage:
             return bug_id, True
         self.write(bug_id, finding, case, last, {"reduced": False})
         if self.settings.reduce and self.time_left() > 0:
-            self._reduce(bug_id, finding, case, needed)
+            reduced = self._reduce(bug_id, finding, case, needed, details)
+            if reduced is not None:
+                finding, details = reduced
         self._check_reproducer(bug_id, finding, details)
         return bug_id, True
+
+    def _describe_reduced(self, bug_id: str, finding: Finding, case: ApiCase,
+                          details: dict[str, Any]) -> dict[str, Any]:
+        """The bug as its reduced case shows it. Reduction replaces NaN/Inf inputs by
+        finite values where the bug survives, so the reduced finding may no longer
+        involve special values: its severity, message and details are the ones that
+        hold. The root-cause key follows unless another bug already has the new one."""
+        details = {**dict(finding.details),
+                   **({"not_confirmed": details["not_confirmed"]}
+                      if "not_confirmed" in details else {})}
+        fields: dict[str, Any] = {"message": finding.message, "details": details,
+                                  "severity": finding_severity(finding, case)}
+        key = self.root_cause(finding, case, (finding,))
+        other = self.store.confirmed_bug_by_root_cause(key)
+        if other is None or other.id == bug_id:
+            fields["root_cause"] = key
+        self.store.update_bug(bug_id, **fields)
+        return details
 
     def _check_reproducer(self, bug_id: str, finding: Finding, details: dict[str, Any]
                           ) -> None:
@@ -153,27 +173,33 @@ class Triage:
         else:
             self.store.update_bug(bug_id, details=details)
 
-    def _reduce(self, bug_id: str, finding: Finding, case: ApiCase, needed: list[str]) -> None:
+    def _reduce(self, bug_id: str, finding: Finding, case: ApiCase, needed: list[str],
+                details: dict[str, Any]) -> tuple[Finding, dict[str, Any]] | None:
+        """Reduce the bug's case; the reduced case's own finding and the bug's details
+        after it (None when nothing was reduced)."""
         def holds(candidates: list[ApiCase]) -> list[bool]:
             return [any(f.signature == finding.signature for f in found)
                     for _, found in self.check(candidates, needed)]
 
         reduction = kind_of(case).reduction(case, finding, self.tools())
         if not reduction.passes:
-            return  # the kind keeps its cases as found
+            return None  # the kind keeps its cases as found
         budget = min(self.settings.max_reduce_runs, REDUCE_RUNS_BY_SYMPTOM.get(
             finding.symptom, self.settings.max_reduce_runs))
         if budget <= 0:
-            return
+            return None
         t0 = time.perf_counter()
         result = reduce_case(case, holds, reduction.passes, budget, weight=reduction.weight)
         outcomes, findings = self.check([result.case], needed)[0]
-        if not any(f.signature == finding.signature for f in findings):
-            return  # should not happen (holds() said so); keep the unreduced folder
+        same = [f for f in findings if f.signature == finding.signature]
+        if not same:
+            return None  # should not happen (holds() said so); keep the unreduced folder
         meta = {"reduced": True, "reduce_runs": result.runs, "reduce_stats": result.stats,
                 "reduce_seconds": round(time.perf_counter() - t0, 3)}
         self.store.update_bug(bug_id, reduced_blob=self.store.blobs.put(result.case))
-        self.write(bug_id, finding, result.case, outcomes, meta)
+        details = self._describe_reduced(bug_id, same[0], result.case, details)
+        self.write(bug_id, same[0], result.case, outcomes, meta)
+        return same[0], details
 
     def tools(self) -> TriageTools:
         """What the kinds' hooks may use: the judge, the checker, the engine's rebuild."""
