@@ -173,6 +173,32 @@ def test_timeouts_are_confirmed_with_the_detections_full_limit(harness: Harness)
     assert all(o.duration_s >= TIMEOUT_S * 0.95 for o in runs), [o.duration_s for o in runs]
 
 
+def test_a_timeout_that_ends_within_a_few_limits_is_slow_not_a_hang(harness: Harness):
+    """A call of 1.5 limits times out on every re-run at the detection's limit, yet it
+    ends: a slow run (a large network training on a loaded machine), not a hang."""
+    slow = fault_case("sleep_first", np.array([TIMEOUT_S * 1.5, 0], np.float32))
+    ((_, found),) = harness.check([slow], ["numpy", "torch"])
+    fresh = FreshRerun(harness.pool, harness.judge_cases)
+    c = confirm(only_finding(found, "timeout"), slow, ["numpy", "torch"], 2, fresh)
+    assert c.status == "slow", c
+    assert "not a hang" in c.note
+
+
+def test_a_real_hang_still_runs_after_several_limits():
+    hang = fault_case("sleep_first", np.array([600, 0], np.float32))
+    with pytest.MonkeyPatch.context() as mp:
+        old = os.environ.get("PYTHONPATH", "")
+        mp.setenv("PYTHONPATH", os.pathsep.join(p for p in (str(PLANTED), old) if p))
+        pool = Pool([WorkerConfig("numpy", case_timeout_s=1.0, start_timeout_s=120.0)])
+        try:
+            pool.start()
+            hangs, seconds = FreshRerun(pool, lambda items: [[] for _ in items]).still_hangs(
+                hang, "numpy", factor=2.0)
+        finally:
+            pool.close()
+    assert hangs and seconds >= 2.0 * 0.95
+
+
 # ---- the standalone reproducer -------------------------------------------------------------
 
 def test_a_bug_whose_reproducer_does_not_fail_is_unreproduced(harness: Harness, store: Store):

@@ -300,3 +300,26 @@ def test_an_intermediate_overflow_of_the_output_dtype_is_named():
     (ok,) = judge.verdicts({"torch": outcome("torch", np.array([22500.0, 5.0], np.float16))},
                            ref)
     assert ok.guilty and special_phrase(case, ok.actual, ok.expected, ok.bad) == ""
+
+
+# ---- a NaN the reference makes itself ------------------------------------------------------
+
+FLOORDIV = {"numpy": "numpy.floor_divide", "torch": "torch.floor_divide",
+            "tf": "tensorflow.experimental.numpy.floor_divide"}
+
+
+def test_a_reference_nan_made_from_infinities_demotes_the_library_giving_a_number(pool: Pool):
+    # numpy and torch give floor_divide(-inf, 1) = nan (inf arithmetic inside their
+    # formula); tf's -inf is the limit. Nothing fixes the value: listed, demoted.
+    case = call_case("numpy.floor_divide", FLOORDIV, np.array([-INF, 7.0], F32),
+                     np.array([1.0, 2.0], F32))
+    found, _ = judge_case(pool, case, {"tf": np.array([-INF, 3.0], F32)})
+    assert "reference is NaN" in found["tf"].detail("demoted")
+
+
+def test_a_nan_input_the_library_drops_is_not_demoted(pool: Pool):
+    case = call_case("numpy.floor_divide", FLOORDIV, np.array([NAN, 7.0], F32),
+                     np.array([1.0, 2.0], F32))
+    found, _ = judge_case(pool, case, {"tf": np.array([0.0, 3.0], F32)})
+    assert not found["tf"].detail("demoted")
+    assert "inputs hold nan" in found["tf"].detail("special_values")

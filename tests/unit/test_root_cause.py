@@ -164,3 +164,18 @@ def test_the_key_does_not_depend_on_which_backends_a_campaign_selected() -> None
     c = case("tf.math.hypot", np.ones(2, np.float32))
     f = numeric(c, "tf-xla", **FINITE)
     assert root_cause_key(f, c, only_xla) == "tf-xla/hypot/wrong-result"
+
+
+def test_unary_kernels_reading_uninitialised_memory_are_one_family() -> None:
+    keys = set()
+    for api in ("tf.log1p", "tf.asinh", "tf.acosh"):
+        c = case(api, np.arange(3, dtype=np.int32), libs=("tfjs",))
+        f = finding("determinism", "nondeterministic", c, "tfjs-wasm", "call",
+                    "the same input gave different outputs")
+        keys.add(key(f, c))
+    assert keys == {"tfjs-wasm/unary-math/memory"}
+
+
+def test_a_loss_over_an_empty_tensor_is_the_empty_reduction_family() -> None:
+    c = case("tf.losses.hingeLoss", np.zeros((0, 3), np.float32), libs=("tfjs",))
+    assert key(numeric(c, "tfjs-wasm", **FINITE), c) == "tfjs-wasm/empty-reduction/empty-input"

@@ -148,11 +148,15 @@ class Pool:
                 worker.close()
         return out
 
-    def fresh_worker(self, backend: str) -> Worker:
+    def fresh_worker(self, backend: str, timeout_factor: float = 1.0) -> Worker:
         """A newly started worker of ``backend``, outside the pool (the caller closes it):
         triage confirms a finding there, away from what earlier cases left in the pool's
-        worker. Same configuration, hence the same case timeout, as detection."""
-        worker = Worker(replace(self.configs[backend], restart_every=0), self.stop)
+        worker. Same configuration, hence the same case timeout, as detection, unless
+        ``timeout_factor`` widens it (telling a hang from a slow run)."""
+        config = self.configs[backend]
+        worker = Worker(replace(config, restart_every=0,
+                                case_timeout_s=config.case_timeout_s * timeout_factor),
+                        self.stop)
         try:
             worker.start()
         except BaseException:

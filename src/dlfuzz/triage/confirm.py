@@ -56,13 +56,17 @@ _SYMPTOMS_HANG = frozenset({"timeout"})  # a reproducer stopped by the limit rep
 # machine's load of the moment), doubled, and at least this many seconds. A hang's
 # reproducer runs this long, so the allowance is kept close to the measured start.
 MIN_START_ALLOWANCE_S = 5.0
+# A timeout is a hang only if the case still runs after this many times the detection's
+# limit in a fresh worker; one that ends within it is a slow run (a large network
+# training on a loaded machine), which a maintainer would not call a hang.
+HANG_FACTOR = 4.0
 
 
 @dataclass(frozen=True)
 class Confirmation:
     """What the re-runs of a new finding showed."""
 
-    status: str  # confirmed | flaky | invalid-program
+    status: str  # confirmed | flaky | invalid-program | slow
     hits: int
     runs: int
     outcomes: dict[str, Outcome] | None  # of the last re-run showing the finding
@@ -130,6 +134,14 @@ def confirm(finding: Finding, case: Any, needed: Sequence[str], runs: int,
         if close is not None:
             close()
     status = "confirmed" if hits == runs and last is not None else "flaky"
+    if status == "confirmed" and finding.symptom in _SYMPTOMS_HANG:
+        still_hangs = getattr(rerun, "still_hangs", None)
+        if still_hangs is not None:
+            hangs, seconds = still_hangs(case, finding.guilty_backend)
+            if not hangs:
+                return Confirmation("slow", hits, runs, last,
+                                    f"ends after {seconds:.1f} s, within {HANG_FACTOR:g} "
+                                    "times the limit: a slow run, not a hang")
     return Confirmation(status, hits, runs, last)
 
 
@@ -176,6 +188,20 @@ class FreshRerun:
             self.start_s[backend] = time.perf_counter() - t0
             self._fresh = (case.id, backend, worker)
         return self._fresh[2].run([case])[0]
+
+    def still_hangs(self, case: Any, backend: str, factor: float = HANG_FACTOR
+                    ) -> tuple[bool, float]:
+        """Whether ``case`` still runs on ``backend`` after ``factor`` times the limit,
+        in a fresh worker; and the seconds it ran. A slow computation (training a large
+        network on a loaded machine) ends there; a hang does not."""
+        self.close()
+        worker = self.pool.fresh_worker(backend, timeout_factor=factor)
+        try:
+            t0 = time.perf_counter()
+            outcome = worker.run([case])[0]
+            return outcome.status == "timeout", time.perf_counter() - t0
+        finally:
+            worker.close()
 
     def reproduce(self, folder: Path, finding: Finding) -> ReproCheck:
         """The guilty backend's reproducer in ``folder``, under the detection's limit."""
