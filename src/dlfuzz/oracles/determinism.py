@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import cache
-from typing import Any
 
 import numpy as np
 
@@ -111,9 +110,11 @@ def _max_difference(a: Sequence[np.ndarray], b: Sequence[np.ndarray]) -> str:
     for x, y in zip(a, b, strict=True):
         if x.shape != y.shape:
             return f"shape {x.shape} vs {y.shape}"
+        if not x.size:
+            continue
+        # ravel: a 0-d output (a reduction to a scalar) gives an array, not a numpy scalar
         with np.errstate(invalid="ignore", over="ignore"):
-            d: Any = np.abs(x.astype(np.complex128) - y.astype(np.complex128)) if x.size else []
-        if len(d):
-            d = np.where(np.isnan(d), np.inf, d)
-            worst = max(worst, float(np.max(d)))
+            d = np.abs(np.ravel(x).astype(np.complex128) - np.ravel(y).astype(np.complex128))
+        d = np.where(np.isnan(d), np.inf, d)
+        worst = max(worst, float(np.max(d)))
     return f"{worst:.6g}"

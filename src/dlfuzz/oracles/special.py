@@ -1,8 +1,8 @@
 """Whether a disagreement involves IEEE special values, in a short phrase.
 
 The shared ``special_values`` detail: non-empty when the case's inputs hold NaN or
-infinities (or a -0 where the disagreement is about zeros or infinities), when the
-expected value is NaN/inf at a disagreeing element, or when the result leaves the
+infinities (or a -0 where the disagreement is about the sign of zero or infinities),
+when the expected value is NaN/inf at a disagreeing element, or when the result leaves the
 output dtype's range. Such a finding is a special-value one, never a wrong result: on
 those inputs the float64 re-run is not a trustworthy truth unless an IEEE rule
 (``ieee.py``) fixes the answer, and then the phrase cites the rule.
@@ -79,7 +79,10 @@ def special_phrase(case: ApiCase, actuals: tuple[np.ndarray, ...],
         xw, ew = _wide(x), _wide(e)
         if xw is None or ew is None:
             continue
-        kinds_differ |= bool(np.any(~np.isfinite(xw[m]) | ~np.isfinite(ew[m]) | (ew[m] == 0)))
+        # a -0 matters where infinities are involved or both sides are zeros (their sign
+        # differs); a finite non-zero value where 0 is expected is an ordinary wrong one
+        kinds_differ |= bool(np.any(~np.isfinite(xw[m]) | ~np.isfinite(ew[m])
+                                    | ((ew[m] == 0) & (xw[m] == 0))))
     nonzero_inputs = [s for s in inputs if s != "-0"]
     shown = nonzero_inputs + (["-0"] if "-0" in inputs and kinds_differ else [])
     if shown:

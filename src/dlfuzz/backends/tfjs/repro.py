@@ -49,9 +49,15 @@ def js_literal(value: Any) -> str:
 
 
 def _flat(array: np.ndarray) -> list[Any]:
-    """Values in C order; complex as interleaved (re, im), as the check flattens them."""
+    """Values in C order; complex as interleaved (re, im), as the check flattens them.
+
+    Booleans as 0/1: the check reads every output through ``Number`` (TF.js gives a
+    bool tensor's data as 0/1), and ``0 !== false`` in JavaScript would make the script
+    of a backend that is right report a bug."""
     if np.iscomplexobj(array):
         return np.stack([array.real, array.imag], axis=-1).ravel().tolist()
+    if array.dtype == np.bool_:
+        return np.asarray(array, dtype=np.int64).ravel().tolist()
     return np.asarray(array).ravel().tolist()
 
 
