@@ -48,6 +48,32 @@ def deviation(actual: np.ndarray, expected: np.ndarray, tol: Tolerance,
         diff = np.abs(a.astype(np.float64) - e.astype(np.float64))
         return Deviation(float("inf") if n_bad else 0.0, n_bad, a.size, False,
                          float(diff.max()) if n_bad else 0.0)
+    ratio, diff, a_fin, e_fin = _float_ratios(a, e, tol, sensitivity)
+    bad = ratio > 1.0
+    n_bad = int(np.count_nonzero(bad))
+    non_finite = bool(np.any(bad & ~a_fin & e_fin))
+    finite_diff = diff[a_fin & e_fin]
+    return Deviation(
+        ratio=float(ratio.max()), bad=n_bad, total=int(a.size), non_finite=non_finite,
+        max_abs=float(finite_diff.max()) if finite_diff.size else 0.0)
+
+
+def bad_elements(actual: np.ndarray, expected: np.ndarray, tol: Tolerance,
+                 sensitivity: np.ndarray | None = None) -> np.ndarray:
+    """True where ``actual`` is off ``expected`` (same shapes; ``expected`` already
+    rounded to ``actual``'s dtype): the elements ``deviation`` counts as bad."""
+    a, e = as_comparable(actual), as_comparable(expected)
+    if a.dtype.kind in "iu" and e.dtype.kind in "iu":
+        return np.asarray(a != e)
+    return np.asarray(_float_ratios(a, e, tol, sensitivity)[0] > 1.0)
+
+
+def _float_ratios(a: np.ndarray, e: np.ndarray, tol: Tolerance,
+                  sensitivity: np.ndarray | None
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per element: the deviation in tolerance units (inf where NaN-ness or an
+    infinity's sign differs), the finite absolute difference, and which actual and
+    expected values are finite."""
     a = a.astype(np.complex128) if (a.dtype.kind == "c" or e.dtype.kind == "c") else \
         a.astype(np.float64)
     e = e.astype(a.dtype)
@@ -68,14 +94,7 @@ def deviation(actual: np.ndarray, expected: np.ndarray, tol: Tolerance,
         # Where nudging the inputs by one rounding flips the result's finiteness, the
         # element is unstable: a NaN/Inf difference there is the dtype's, not a bug.
         kind_mismatch = kind_mismatch & np.isfinite(sensitivity)
-    ratio = np.where(kind_mismatch, np.inf, ratio)
-    bad = ratio > 1.0
-    n_bad = int(np.count_nonzero(bad))
-    non_finite = bool(np.any(bad & ~a_fin & e_fin))
-    finite_diff = diff[both_fin]
-    return Deviation(
-        ratio=float(ratio.max()), bad=n_bad, total=int(a.size), non_finite=non_finite,
-        max_abs=float(finite_diff.max()) if finite_diff.size else 0.0)
+    return np.where(kind_mismatch, np.inf, ratio), diff, a_fin, e_fin
 
 
 def round_to(expected: np.ndarray, like: np.ndarray) -> np.ndarray:

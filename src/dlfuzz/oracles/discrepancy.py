@@ -2,9 +2,8 @@
 
 ``compare.deviation`` sums a comparison up (worst ratio, count); a person reading a
 report, and the special-value analysis, need the elements themselves: which ones are
-off, the first of them with its actual and expected values. The per-element test here is
-the same as ``deviation``'s (dtype tolerance plus sensitivity; NaN and infinities by
-kind and sign).
+off, the first of them with its actual and expected values. Which elements are off is
+``compare.bad_elements``, the test ``deviation`` counts with.
 """
 
 from __future__ import annotations
@@ -41,28 +40,6 @@ class Discrepancy:
 
 def _finite(x: complex) -> bool:
     return math.isfinite(x.real) and math.isfinite(x.imag)
-
-
-def bad_mask(actual: np.ndarray, expected: np.ndarray, tol: Tolerance,
-             sensitivity: np.ndarray | None = None) -> np.ndarray:
-    """True where ``actual`` is off ``expected`` (already rounded to ``actual``'s dtype)."""
-    a, e = as_comparable(actual), as_comparable(expected)
-    if a.dtype.kind in "iu" and e.dtype.kind in "iu":
-        return np.asarray(a != e)
-    kind = np.complex128 if (a.dtype.kind == "c" or e.dtype.kind == "c") else np.float64
-    a, e = a.astype(kind), e.astype(kind)
-    with np.errstate(invalid="ignore", over="ignore"):
-        a_nan, e_nan = np.isnan(a), np.isnan(e)
-        a_fin, e_fin = np.isfinite(a), np.isfinite(e)
-        both = a_fin & e_fin
-        mismatch = (a_nan != e_nan) | (~a_fin & ~a_nan & ~e_fin & ~e_nan & (a != e)) \
-            | ((a_fin != e_fin) & ~(a_nan | e_nan))
-        diff = np.where(both, np.abs(a - e), 0.0)
-        allowed = tol.atol + tol.rtol * np.abs(np.where(both, e, 0.0))
-        if sensitivity is not None:
-            allowed = allowed + np.where(np.isfinite(sensitivity), sensitivity, np.inf)
-            mismatch = mismatch & np.isfinite(sensitivity)
-        return np.asarray(mismatch | (diff > allowed))
 
 
 def first_discrepancy(actuals: tuple[np.ndarray, ...], expecteds: tuple[np.ndarray, ...],

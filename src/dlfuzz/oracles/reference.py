@@ -21,8 +21,15 @@ import numpy as np
 from dlfuzz.cases import COMPLEX_DTYPES, FLOAT_DTYPES, ApiCase, Outcome, Tensor
 from dlfuzz.oracles import ieee
 from dlfuzz.oracles.canonical import canonical_outcomes
-from dlfuzz.oracles.compare import Deviation, agree, deviation, round_to, structure
-from dlfuzz.oracles.discrepancy import Discrepancy, bad_mask, first_discrepancy
+from dlfuzz.oracles.compare import (
+    Deviation,
+    agree,
+    bad_elements,
+    deviation,
+    round_to,
+    structure,
+)
+from dlfuzz.oracles.discrepancy import Discrepancy, first_discrepancy
 from dlfuzz.oracles.tolerances import Tolerance, epsilon, tolerance_for
 
 REFERENCE_PREFERENCE = ("numpy", "jax", "torch", "tf")
@@ -256,7 +263,7 @@ class Judge:
                     s = np.full(x.shape, np.inf)
                 tol = tolerance_for(_dtype_name(x))
                 devs.append(deviation(x, expected, tol, s))
-                mask = bad_mask(x, expected, tol, s)
+                mask = bad_elements(x, expected, tol, s)
                 if fixed is not None:
                     for k in sorted({int(w) for w in fixed.which[mask & fixed.mask]}):
                         if fixed.citations[k] not in rules:
