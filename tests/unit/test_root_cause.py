@@ -179,3 +179,37 @@ def test_unary_kernels_reading_uninitialised_memory_are_one_family() -> None:
 def test_a_loss_over_an_empty_tensor_is_the_empty_reduction_family() -> None:
     c = case("tf.losses.hingeLoss", np.zeros((0, 3), np.float32), libs=("tfjs",))
     assert key(numeric(c, "tfjs-wasm", **FINITE), c) == "tfjs-wasm/empty-reduction/empty-input"
+
+
+def test_a_wasm_division_trap_and_garbage_output_of_one_op_are_one_root_cause() -> None:
+    # wasm prelu: "divide by zero" trap on one case, uninitialised memory on another.
+    c = case("tf.prelu", np.ones(2, np.float32), libs=("tfjs",))
+    trap = finding("crash", "crash", c, "tfjs-wasm", "worker",
+                   "NativeCrash: RuntimeError: divide by zero", "RuntimeError")
+    garbage = finding("determinism", "nondeterministic", c, "tfjs-wasm", "call",
+                      "the same input gave different outputs on two runs")
+    assert key(trap, c) == key(garbage, c) == "tfjs-wasm/prelu/memory"
+    # An ordinary exception is not memory.
+    thrown = finding("crash", "crash", c, "tfjs-wasm", "worker", "Error: boom", "Error")
+    assert key(thrown, c) == "tfjs-wasm/prelu/crash"
+
+
+def _pool_case(api: str, **params) -> ApiCase:
+    c = case(api, np.ones((3, 1, 3), np.float32), libs=("tfjs",))
+    return ApiCase(c.api, c.tensors, c.calls, tuple(params.items()))
+
+
+def test_numeric_pad_geometry_of_conv_and_pool_ops_is_one_family() -> None:
+    garbage = "the same input gave different outputs on two runs"
+    cases = [_pool_case("tf.pool", windowShape=(1, 2), poolingType="max", pad=1),
+             _pool_case("tf.maxPool", filterSize=(1, 1), strides=(1, 3), pad=1),
+             _pool_case("tf.conv1d", stride=1, pad=0, dilation=2)]
+    keys = {key(finding("determinism", "nondeterministic", c, "tfjs-wasm", "call", garbage),
+                c) for c in cases}
+    assert keys == {"tfjs-wasm/conv-pool-geometry/numeric-pad-output-size"}
+    # A square window, or a string pad, is another mechanism: its own key.
+    square = _pool_case("tf.avgPool", filterSize=1, strides=2, pad=2)
+    valid = _pool_case("tf.maxPool", filterSize=(1, 1), strides=(1, 3), pad="valid")
+    for c in (square, valid):
+        f = finding("determinism", "nondeterministic", c, "tfjs-wasm", "call", garbage)
+        assert key(f, c).endswith("/memory")

@@ -3,12 +3,38 @@
 A crash (signal or abnormal exit of the worker) is always a finding. A timeout or an
 out-of-memory is one only when some other backend finished the same case normally: a
 case every library finds too heavy says nothing about any of them.
+
+One crash is demoted (an inconsistency, never a crash): a WebAssembly integer-division
+trap on an input another library rejects with an exception. The trap is a catchable
+JavaScript exception that leaves the instance working, so on an input the reference
+library itself refuses (integer ``mod`` by zero: TF raises InvalidArgumentError) it is
+an unhelpful error, not a crash a maintainer would triage as one. The same trap on an
+input the other libraries accept (wasm ``prelu`` dividing by a zero-size dimension) is
+an unchecked size and stays a crash.
 """
 
 from __future__ import annotations
 
+import re
+
 from dlfuzz.cases import ApiCase, Finding, Outcome
 from dlfuzz.oracles.base import Oracle, OracleContext, finding
+
+_WASM_DIVISION_TRAP = re.compile(r"RuntimeError: (divide|remainder) by zero")
+
+
+def _demotion(backend: str, message: str, outcomes: dict[str, Outcome],
+              ctx: OracleContext) -> dict[str, str]:
+    if not _WASM_DIVISION_TRAP.search(message):
+        return {}
+    lib = ctx.library_of.get(backend)
+    rejecting = sorted(b for b, o in outcomes.items()
+                       if o.status == "exception" and ctx.library_of.get(b) != lib)
+    if not rejecting:
+        return {}
+    return {"demoted": f"a catchable wasm integer-division trap on an input "
+                       f"{', '.join(rejecting)} rejects with an exception: an inconsistent "
+                       f"error, not a crash"}
 
 
 class CrashOracle(Oracle):
@@ -20,9 +46,10 @@ class CrashOracle(Oracle):
         found = []
         for backend, o in outcomes.items():
             if o.status == "crash":
+                message = f"{o.exc_type}: {o.message}"
                 found.append(finding(self.name, "crash", case, backend, o.stage,
-                                     f"{o.exc_type}: {o.message}", o.exc_type,
-                                     log_tail=o.log_tail[-2000:]))
+                                     message, o.exc_type, log_tail=o.log_tail[-2000:],
+                                     **_demotion(backend, message, outcomes, ctx)))
             elif o.status in ("timeout", "oom") and others_ok - {backend}:
                 found.append(finding(self.name, o.status, case, backend, o.stage,
                                      o.message or o.status, o.status,

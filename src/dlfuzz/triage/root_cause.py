@@ -26,17 +26,20 @@ name it)::
   class (``wrong-result``, ``special-value``, ``ill-conditioned``, ``inconsistency``
   when demoted); ``shape``; a status finding its exception type and first words;
   ``accepts-invalid:<parameter>`` for validation gaps; ``hang``, ``oom``, ``abort``.
-  A memory-safety crash (SIGSEGV, SIGBUS, a wasm out-of-bounds access) and
-  nondeterministic output (uninitialised memory read) are both ``memory``: an unchecked
-  size (a negative output size, say) shows as either, depending on what the memory held,
-  so those two symptoms of one op are one root cause. Other symptoms stay apart.
+  A crash from undefined behaviour in native or wasm code (SIGSEGV, SIGBUS, SIGFPE, a
+  wasm out-of-bounds access or integer-division trap) and nondeterministic output
+  (uninitialised memory read) are all ``memory``: an unchecked size (a negative output
+  size, a zero-size dimension used as a divisor) shows as any of them, depending on
+  what the memory held, so those symptoms of one op are one root cause (wasm prelu
+  trapped "divide by zero" on one case and returned uninitialised memory on another).
+  Other symptoms stay apart.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -45,8 +48,9 @@ from typing import Any
 from dlfuzz.oracles.signature import normalize_message
 from dlfuzz.triage.severity import severity_of
 
-_MEMORY = re.compile(r"SIGSEGV|SIGBUS|SIGILL|memory access out of bounds|heap|"
-                     r"corrupt|double free|use.after.free|stack smashing", re.I)
+_MEMORY = re.compile(r"SIGSEGV|SIGBUS|SIGILL|SIGFPE|memory access out of bounds|heap|"
+                     r"corrupt|double free|use.after.free|stack smashing|"
+                     r"(divide|remainder) by zero|integer overflow", re.I)
 _ABORT = re.compile(r"SIGABRT|abort|check failed|assert", re.I)
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NOT_PARAMS = {"and", "or", "not", "in", "is", "len", "ndim", "shape", "dtype", "none",
@@ -60,11 +64,11 @@ class Family:
     label: str
     ops: frozenset[str]
     mechanisms: tuple[str, ...]  # "*" matches any
-    when: str  # "" or "empty-input"
+    when: str  # a key of CONDITIONS
     reason: str
 
-    def matches(self, op: str, mechanism: str, empty_input: bool) -> bool:
-        if op not in self.ops or (self.when == "empty-input" and not empty_input):
+    def matches(self, op: str, mechanism: str, case: Any) -> bool:
+        if op not in self.ops or not CONDITIONS[self.when](op, case):
             return False
         return "*" in self.mechanisms or mechanism in self.mechanisms
 
@@ -87,9 +91,16 @@ def aliases() -> dict[str, str]:
 
 @cache
 def families() -> tuple[Family, ...]:
+    rows = _data("families.json")["families"]
+    for r in rows:
+        if r.get("when", "") not in CONDITIONS:
+            from dlfuzz.errors import InternalError
+
+            raise InternalError(f"families.json: family {r['name']!r} has when="
+                                f"{r.get('when')!r}; known conditions: {sorted(CONDITIONS)}")
     return tuple(Family(r["name"], r["label"], frozenset(r["ops"]), tuple(r["mechanisms"]),
                         r.get("when", ""), r["reason"])
-                 for r in _data("families.json")["families"])
+                 for r in rows)
 
 
 def op_name(api: str) -> str:
@@ -143,6 +154,34 @@ def mechanism(symptom: str, message: str, details: Mapping[str, Any],
 
 def has_empty_input(case: Any) -> bool:
     return any(getattr(t, "size", 1) == 0 for t in getattr(case, "tensors", ()) or ())
+
+
+_WINDOW_PARAMS = ("filterSize", "windowShape", "strides", "dilations")
+
+
+def has_numeric_pad_anisotropic_window(op: str, case: Any) -> bool:
+    """A numeric ``pad`` with a window whose height and width parameters differ (a 1-D
+    op's window is 1 x W). TF.js computes the output size of a numeric pad from the
+    height parameters for both dimensions, so conv1d, pool and maxPool then allocate the
+    wrong output: one mechanism, whatever op reached it."""
+    params = dict(getattr(case, "params", ()) or ())
+    pad = params.get("pad")
+    if isinstance(pad, bool) or not isinstance(pad, int | float):
+        return False
+    if op.endswith("1d"):
+        return True
+    for name in _WINDOW_PARAMS:
+        value = params.get(name)
+        if isinstance(value, tuple | list) and len(value) == 2 and value[0] != value[1]:
+            return True
+    return False
+
+
+CONDITIONS: dict[str, Callable[[str, Any], bool]] = {
+    "": lambda op, case: True,
+    "empty-input": lambda op, case: has_empty_input(case),
+    "numeric-pad-anisotropic": has_numeric_pad_anisotropic_window,
+}
 
 
 @dataclass(frozen=True)
@@ -202,11 +241,10 @@ def key_parts(api: str, symptom: str, message: str, details: Mapping[str, Any],
     """(op part, mechanism part) of a key, families applied."""
     op = op_name(api)
     mech = mechanism(symptom, message, details, severity, case)
-    empty = has_empty_input(case)
     for fam in families():
-        if fam.matches(op, mech, empty):
+        if fam.matches(op, mech, case):
             return fam.name, fam.label
-    if empty and mech in ("wrong-result", "special-value", "inconsistency", "shape"):
+    if has_empty_input(case) and mech in ("wrong-result", "special-value", "inconsistency", "shape"):
         mech = f"empty-input-{mech}"
     return op, mech
 
