@@ -14,7 +14,7 @@ detail keys, whether special values (``special_values``), an ill-conditioned inp
 * ``special-value``: the numeric disagreement involves NaN/±Inf/overflow or an
   ill-conditioned input (IEEE-fixed deviations are still reported, in this class).
 * ``inconsistency``: status, shape or dtype differs between libraries or modes,
-  nondeterminism, and demoted numeric findings without special values.
+  nondeterminism, and every demoted numeric finding (with or without special values).
 * ``validation``: an invalid input accepted (boundary), or a valid input rejected.
 * ``performance``: time or memory that keeps growing.
 """
@@ -69,15 +69,17 @@ def severity_of(symptom: str, details: Mapping[str, Any], case: Any = None) -> s
     if symptom == "status":
         kind = str(details.get("kind", ""))
         return "validation" if kind in _REJECTED_VALID else "inconsistency"
-    if symptom not in _NUMERIC:
+    if symptom not in _NUMERIC or details.get("demoted"):
+        # Demoted: dlfuzz itself does not hold the blamed library wrong (a documented
+        # difference, an order-dependent NaN/Inf, only its own re-implementation or a
+        # NaN of the reference's own arithmetic disagrees), so it ranks below the
+        # special-value deviations a standard decides, special values or not.
         return "inconsistency"
     special = details.get("special_values")
     if special is None and case is not None:
         special = "inputs hold nan or inf" if inputs_hold_specials(case) else ""
     if special or details.get("ill_conditioned"):
         return "special-value"
-    if details.get("demoted"):
-        return "inconsistency"
     return "wrong-result"
 
 
