@@ -246,6 +246,11 @@ def test_a_program_failing_everywhere_the_same_way_is_invalid() -> None:
     own = {"keras-tf": exc("keras-tf", "NameError", "name 'layer_3' is not defined"),
            "keras-jax": Outcome("keras-jax", "ok")}
     assert "NameError" in invalid_program(program, own)
+    lstm = {"torch": exc("torch", "AttributeError", "'tuple' object has no attribute 'flatten'")}
+    assert "AttributeError" in invalid_program(program, lstm)
+    library_attr = {"torch": exc("torch", "AttributeError",
+                                 "'Tensor' object has no attribute 'flatten'")}
+    assert invalid_program(program, library_attr) == ""  # a library object: maybe its bug
     one = {"keras-tf": exc("keras-tf", "ValueError", "bad"),
            "keras-jax": Outcome("keras-jax", "ok")}
     assert invalid_program(program, one) == ""  # one backend alone: maybe its bug
