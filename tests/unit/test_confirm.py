@@ -251,6 +251,8 @@ def test_a_program_failing_everywhere_the_same_way_is_invalid() -> None:
     library_attr = {"torch": exc("torch", "AttributeError",
                                  "'Tensor' object has no attribute 'flatten'")}
     assert invalid_program(program, library_attr) == ""  # a library object: maybe its bug
+    runs_elsewhere = {**lstm, "keras-torch": Outcome("keras-torch", "ok")}
+    assert invalid_program(program, runs_elsewhere) == ""  # valid where another runs it
     one = {"keras-tf": exc("keras-tf", "ValueError", "bad"),
            "keras-jax": Outcome("keras-jax", "ok")}
     assert invalid_program(program, one) == ""  # one backend alone: maybe its bug

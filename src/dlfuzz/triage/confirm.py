@@ -49,10 +49,12 @@ Checker = Callable[[Sequence[Any], Sequence[str]],
 # reached raises its own exceptions, not an unknown name or a missing module.
 _GENERATED_CODE_ERRORS = frozenset({"NameError", "UnboundLocalError", "SyntaxError",
                                     "ImportError", "ModuleNotFoundError"})
-# An attribute or call on a plain Python value ("'tuple' object has no attribute
-# 'flatten'": an nn.LSTM's (output, state) tuple fed to the next layer) is the generated
-# program's own mistake, never the library's.
-_BUILTIN_VALUE_ERROR = re.compile(r"^'(tuple|list|dict|NoneType|int|float|str|bool)' object "
+# An attribute or call on a plain tuple, list or None ("'tuple' object has no attribute
+# 'flatten'": an nn.LSTM's (output, state) tuple fed to the next layer) where no backend
+# runs the program is the generated wiring's mistake. Where another backend runs it,
+# the program is valid and the error is the library's (keras-jax raised "'str' object
+# has no attribute '_error_repr'" from inside jax while keras-torch trained the model).
+_BUILTIN_VALUE_ERROR = re.compile(r"^'(tuple|list|NoneType)' object "
                                   r"(has no attribute|is not callable|is not subscriptable)")
 _SYMPTOMS_KILLED = frozenset({"crash", "oom"})  # a signal death reproduces these
 _SYMPTOMS_HANG = frozenset({"timeout"})  # a reproducer stopped by the limit reproduces it
@@ -96,15 +98,16 @@ def invalid_program(case: Any, outcomes: dict[str, Outcome]) -> str:
     """Why a program case is itself invalid ("" when it is not, or is no program).
 
     Every backend failing the same way means the program, not one library, is wrong;
-    a ``NameError``, a failed import, or an attribute of a plain tuple/list/None comes
-    from the generated code, not from a library (a library bug looks different on
-    different backends).
+    a ``NameError``, a failed import, or (where no backend runs the program) an
+    attribute of a plain tuple/list/None comes from the generated code, not from a
+    library (a library bug looks different on different backends).
     """
     if getattr(case, "kind", "") != "program" or not outcomes:
         return ""
+    none_ran = not any(o.ok for o in outcomes.values())
     own = [o for o in outcomes.values() if o.status == "exception"
            and (o.exc_type in _GENERATED_CODE_ERRORS
-                or (o.exc_type in ("AttributeError", "TypeError")
+                or (none_ran and o.exc_type in ("AttributeError", "TypeError")
                     and _BUILTIN_VALUE_ERROR.match(o.message)))]
     if own:
         return f"the generated program raises {own[0].exc_type}: {own[0].message[:200]}"
