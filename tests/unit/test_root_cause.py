@@ -208,8 +208,44 @@ def test_numeric_pad_geometry_of_conv_and_pool_ops_is_one_family() -> None:
                 c) for c in cases}
     assert keys == {"tfjs-wasm/conv-pool-geometry/numeric-pad-output-size"}
     # A square window, or a string pad, is another mechanism: its own key.
-    square = _pool_case("tf.avgPool", filterSize=1, strides=2, pad=2)
+    square = _pool_case("tf.avgPool", filterSize=2, strides=2, pad=2)
     valid = _pool_case("tf.maxPool", filterSize=(1, 1), strides=(1, 3), pad="valid")
     for c in (square, valid):
         f = finding("determinism", "nondeterministic", c, "tfjs-wasm", "call", garbage)
         assert key(f, c).endswith("/memory")
+
+
+def test_a_unit_pooling_window_with_padding_is_one_family_for_avg_and_max() -> None:
+    garbage = "the same input gave different outputs on two runs"
+    cases = [_pool_case("tf.avgPool", filterSize=1, strides=2, pad=2),
+             _pool_case("tf.maxPool", filterSize=1, strides=(3, 3), pad=2)]
+    keys = {key(finding("determinism", "nondeterministic", c, "tfjs-wasm", "call", garbage),
+                c) for c in cases}
+    assert keys == {"tfjs-wasm/pool-unit-window/numeric-pad-uninitialised"}
+    no_pad = _pool_case("tf.avgPool", filterSize=1, strides=2, pad=0)
+    f = finding("determinism", "nondeterministic", no_pad, "tfjs-wasm", "call", garbage)
+    assert key(f, no_pad) == "tfjs-wasm/avgpool2d/memory"
+
+
+def test_a_valid_window_larger_than_the_input_is_one_family() -> None:
+    # The negative output size: a 3x3 window over an input one pixel high.
+    x = np.ones((1, 1, 3, 1), np.int32)
+
+    def api_case(api: str, *arrays: np.ndarray, **params) -> ApiCase:
+        c = case(api, *arrays, libs=("tfjs",))
+        return ApiCase(c.api, c.tensors, c.calls, tuple(params.items()))
+
+    cases = [api_case("tf.maxPoolWithArgmax", x, filterSize=3, strides=1, pad="valid"),
+             api_case("tf.separableConv2d", np.ones((1, 3, 3, 2), np.float32),
+                      np.ones((4, 1, 2, 1), np.float32), np.ones((1, 1, 2, 1), np.float32),
+                      strides=1, pad="valid"),
+             api_case("tf.dilation2d", np.ones((1, 3, 3, 1), np.float32),
+                      np.ones((2, 1, 1), np.float32), strides=1, pad="valid", dilations=3)]
+    crash = "NativeCrash: RuntimeError: memory access out of bounds"
+    keys = {key(finding("crash", "crash", c, "tfjs-wasm", "worker", crash, "RuntimeError"), c)
+            for c in cases}
+    assert keys == {"tfjs-wasm/conv-pool-geometry/negative-output-size"}
+    fits = api_case("tf.maxPoolWithArgmax", np.ones((1, 3, 3, 1), np.int32), filterSize=3,
+                    strides=1, pad="valid")
+    f = finding("crash", "crash", fits, "tfjs-wasm", "worker", crash, "RuntimeError")
+    assert key(f, fits) == "tfjs-wasm/maxpoolwithargmax/memory"

@@ -159,14 +159,30 @@ def has_empty_input(case: Any) -> bool:
 _WINDOW_PARAMS = ("filterSize", "windowShape", "strides", "dilations")
 
 
+def _numeric_pad(params: Mapping[str, Any]) -> bool:
+    pad = params.get("pad")
+    return not isinstance(pad, bool) and isinstance(pad, int | float)
+
+
+def _pair(value: Any) -> tuple[int, int] | None:
+    """A window parameter as (height, width): an int is square, a pair is itself."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value, value
+    if isinstance(value, tuple | list) and len(value) == 2 \
+            and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+        return int(value[0]), int(value[1])
+    return None
+
+
 def has_numeric_pad_anisotropic_window(op: str, case: Any) -> bool:
     """A numeric ``pad`` with a window whose height and width parameters differ (a 1-D
     op's window is 1 x W). TF.js computes the output size of a numeric pad from the
     height parameters for both dimensions, so conv1d, pool and maxPool then allocate the
     wrong output: one mechanism, whatever op reached it."""
     params = dict(getattr(case, "params", ()) or ())
-    pad = params.get("pad")
-    if isinstance(pad, bool) or not isinstance(pad, int | float):
+    if not _numeric_pad(params):
         return False
     if op.endswith("1d"):
         return True
@@ -177,10 +193,45 @@ def has_numeric_pad_anisotropic_window(op: str, case: Any) -> bool:
     return False
 
 
+def has_unit_window_numeric_pad(op: str, case: Any) -> bool:
+    """A 1 x 1 pooling window with a numeric pad above zero: wasm's pooling kernels
+    leave the padded border of such an output uninitialised (avgPool and maxPool alike)."""
+    params = dict(getattr(case, "params", ()) or ())
+    if not _numeric_pad(params) or not params["pad"] > 0:
+        return False
+    window = _pair(params.get("filterSize", params.get("windowShape")))
+    return window == (1, 1)
+
+
+def has_window_larger_than_input(op: str, case: Any) -> bool:
+    """A ``'valid'`` window (dilated) taller or wider than the input: a negative output
+    size. TF.js's shared conv/pool geometry (``computeConv2DInfo``/``computePool2DInfo``)
+    does not reject it, so separableConv2d, dilation2d, maxPoolWithArgmax and avgPool
+    read or write outside their buffers: one missing check, whatever op reached it."""
+    params = dict(getattr(case, "params", ()) or ())
+    if params.get("pad") != "valid":
+        return False
+    tensors = list(getattr(case, "tensors", ()) or ())
+    if not tensors or len(tensors[0].shape) not in (3, 4):
+        return False
+    height, width = tensors[0].shape[-3], tensors[0].shape[-2]
+    window = _pair(params.get("filterSize", params.get("windowShape")))
+    if window is None and len(tensors) > 1 and len(tensors[1].shape) >= 2:
+        window = int(tensors[1].shape[0]), int(tensors[1].shape[1])
+    if window is None:
+        return False
+    dilation = _pair(params.get("dilations", params.get("dilation", 1))) or (1, 1)
+    tall = (window[0] - 1) * dilation[0] + 1
+    wide = (window[1] - 1) * dilation[1] + 1
+    return tall > height or wide > width
+
+
 CONDITIONS: dict[str, Callable[[str, Any], bool]] = {
     "": lambda op, case: True,
     "empty-input": lambda op, case: has_empty_input(case),
     "numeric-pad-anisotropic": has_numeric_pad_anisotropic_window,
+    "unit-window-numeric-pad": has_unit_window_numeric_pad,
+    "valid-window-larger-than-input": has_window_larger_than_input,
 }
 
 
