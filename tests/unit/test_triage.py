@@ -51,6 +51,30 @@ def cumprod(input, dim, *, dtype=None, out=None):
 torch.cumprod = cumprod
 '''
 
+# The planted cumsum bug reaches float16 too (float32 has it from planted_torch_cumsum):
+# one mechanism under two dtypes, so two signatures of one root cause. (Not float64: the
+# float64 reference re-run would carry the plant and judge nothing.)
+CUMSUM_FLOAT16 = '''"""Test-only: torch.cumsum adds 1.0 to the last element of float16 scans of
+length >= 7, like planted_torch_cumsum does for float32."""
+import torch
+
+_cumsum = torch.cumsum
+
+
+def cumsum(input, dim, *, dtype=None, out=None):
+    result = _cumsum(input, dim, dtype=dtype)
+    if input.dtype == torch.float16 and input.dim() > 0 and input.shape[dim] >= 7:
+        result = result.clone()
+        result.select(dim, -1).add_(1.0)
+    if out is not None:
+        out.copy_(result)
+        return out
+    return result
+
+
+torch.cumsum = cumsum
+'''
+
 RNG = np.random.default_rng(11)
 ROWS = RNG.uniform(-2.0, 2.0, (3, 8)).astype(np.float32)  # the cumsum bug fires (8 >= 7)
 
@@ -92,7 +116,9 @@ class Harness:
 def pool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pool]:
     plants = tmp_path_factory.mktemp("plants")
     (plants / "planted_flaky_cumprod.py").write_text(FLAKY_CUMPROD)
-    with started_pool(preload={"torch": ("planted_torch_cumsum", "planted_flaky_cumprod")},
+    (plants / "planted_cumsum_float16.py").write_text(CUMSUM_FLOAT16)
+    with started_pool(preload={"torch": ("planted_torch_cumsum", "planted_flaky_cumprod",
+                                         "planted_cumsum_float16")},
                       extra_path=[plants]) as p:
         yield p
 
@@ -322,3 +348,26 @@ def test_confirmation_reruns_the_guilty_backend_and_every_eager_one(harness: Har
                                                                 "torch-compile"]
     # An eager backend's bug needs no compiled worker to confirm it.
     assert triage.needed_backends(blaming("numpy")) == ["numpy", "torch"]
+
+
+def test_a_bug_whose_reduced_case_has_an_earlier_bugs_root_cause_is_a_duplicate(
+        harness: Harness, store: Store):
+    # First the planted cumsum bug on finite float32 inputs: a wrong result.
+    triage = harness.triage(store, reduce=True, max_reduce_runs=60)
+    finite = scan_case("cumsum", RNG.uniform(-2.0, 2.0, (2, 8)).astype(np.float32))
+    first, _ = triage.handle(harness.finding(finite), finite)
+    assert store.bug(first).severity == "wrong-result"
+    # Then on float16 with an inf elsewhere: another signature and, as found, another
+    # key (special-value); once reduced to finite inputs it is the first bug again.
+    x = RNG.uniform(-2.0, 2.0, (2, 8)).astype(np.float16)
+    x[0, 3] = np.inf
+    special = scan_case("cumsum", x)
+    finding = harness.finding(special)
+    assert finding.detail("special_values")
+    second, new = triage.handle(finding, special)
+    assert new and second != first
+    row = store.bug(second)
+    assert row.status == "duplicate" and row.details["duplicate_of"] == first
+    assert row.root_cause == store.bug(first).root_cause
+    assert [b.id for b in store.bugs("confirmed")] == [first]
+    assert any(p["dtypes"] == "float16" for p in store.bug(first).places)

@@ -137,6 +137,8 @@ class Triage:
             reduced = self._reduce(bug_id, finding, case, needed, details)
             if reduced is not None:
                 finding, details = reduced
+                if "duplicate_of" in details:
+                    return bug_id, True  # a place of an earlier bug now: no reproducer run
         self._check_reproducer(bug_id, finding, details)
         return bug_id, True
 
@@ -145,16 +147,25 @@ class Triage:
         """The bug as its reduced case shows it. Reduction replaces NaN/Inf inputs by
         finite values where the bug survives, so the reduced finding may no longer
         involve special values: its severity, message and details are the ones that
-        hold. The root-cause key follows unless another bug already has the new one."""
+        hold. The root-cause key follows; when another confirmed bug has the new key
+        already, this one is a place of it (status ``duplicate``, ``duplicate_of`` in its
+        details): one mechanism is never listed twice (tf ``floordiv`` found first on
+        float64 and again on float16 NaN-free infinities, both demoted once reduced)."""
         details = {**dict(finding.details),
                    **({"not_confirmed": details["not_confirmed"]}
                       if "not_confirmed" in details else {})}
+        severity = finding_severity(finding, case)
         fields: dict[str, Any] = {"message": finding.message, "details": details,
-                                  "severity": finding_severity(finding, case)}
+                                  "severity": severity}
         key = self.root_cause(finding, case, (finding,))
         other = self.store.confirmed_bug_by_root_cause(key)
-        if other is None or other.id == bug_id:
-            fields["root_cause"] = key
+        fields["root_cause"] = key
+        if other is not None and other.id != bug_id:
+            details["duplicate_of"] = other.id
+            fields["status"] = "duplicate"
+            row = self.store.bug(bug_id)
+            for place in (row.places if row else []):
+                self.store.add_place(other.id, place, severity, _RANK)
         self.store.update_bug(bug_id, **fields)
         return details
 
