@@ -45,3 +45,20 @@ def test_mode_inconsistency_but_not_for_unimplemented_ops():
     outcomes["tf-xla"] = _exc("tf-xla", "InvalidArgumentError",
                               "Detected unsupported operations when trying to compile graph")
     assert StatusOracle().check(CASE, outcomes, _ctx()) == []
+
+
+def test_a_compiled_mode_declining_a_data_dependent_shape_is_no_finding():
+    # jnp.nonzero under jax.jit without a static size: a documented limit of tracing.
+    libs = {**LIBS, "jax-jit": "jax"}
+    ctx = OracleContext(judge=None, library_of=libs,  # type: ignore[arg-type]
+                        compiled={**COMPILED, "jax-jit": True})
+    outcomes = {"jax": _ok("jax"), "jax-jit": _exc(
+        "jax-jit", "ConcretizationTypeError",
+        "Abstract tracer value encountered where concrete value is expected: traced array "
+        "with shape int32[]. The size argument of jnp.nonzero must be statically specified "
+        "to use jnp.nonzero within JAX transformations.")}
+    assert StatusOracle().check(CASE, outcomes, ctx) == []
+    assert ctx.stats["unsupported_in_mode"] == 1
+    # The same mode failing with an internal error is still a finding.
+    outcomes["jax-jit"] = _exc("jax-jit", "XlaRuntimeError", "INTERNAL: during codegen")
+    assert [f.guilty_backend for f in StatusOracle().check(CASE, outcomes, ctx)] == ["jax-jit"]

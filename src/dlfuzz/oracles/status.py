@@ -34,6 +34,15 @@ _REJECTION = re.compile(
 _UNSUPPORTED = re.compile(
     r"unsupported op|not supported|unsupported operation|not implemented|"
     r"notimplementederror|no registered .* kernel|unimplementederror", re.I)
+# A compiled mode declining a call whose output shape or control flow depends on the
+# data: documented limits of tracing compilers, not bugs. jax.jit's concretization
+# errors (jnp.nonzero, unique, argwhere, trim_zeros without a static ``size``),
+# torch.compile's data-dependent guards, XLA's compile-time-constant requirement.
+_NOT_TRACEABLE = re.compile(
+    r"ConcretizationTypeError|TracerBoolConversionError|TracerIntegerConversionError|"
+    r"TracerArrayConversionError|NonConcreteBooleanIndexError|"
+    r"data-dependent|DataDependentOutputException|GuardOnDataDependentSymNode|"
+    r"must be a compile-time constant|requires a fixed tensor list size", re.I)
 _REJECTION_TYPES = {"TypeError", "ValueError", "NotImplementedError", "IndexError",
                     "AxisError", "InvalidArgumentError", "UnimplementedError", "KeyError",
                     "LinAlgError", "_LinAlgError"}
@@ -67,9 +76,10 @@ class StatusOracle(Oracle):
             sibling = ctx.eager_sibling(backend) if ctx.compiled.get(backend) else None
             text = f"{o.exc_type}: {o.message}"
             if sibling is not None and sibling in outcomes and outcomes[sibling].ok:
-                if _UNSUPPORTED.search(text):
+                if _UNSUPPORTED.search(text) or _NOT_TRACEABLE.search(text):
                     # A compiler that declines an op it does not implement (XLA has no
-                    # MatrixDeterminant kernel, say) is a documented limit, not a bug.
+                    # MatrixDeterminant kernel, say) or a data-dependent shape it cannot
+                    # trace (jax.jit and jnp.nonzero) is a documented limit, not a bug.
                     ctx.stats["unsupported_in_mode"] += 1
                 else:
                     found.append(finding(self.name, "status", case, backend, o.stage, text,
