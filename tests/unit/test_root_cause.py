@@ -249,3 +249,13 @@ def test_a_valid_window_larger_than_the_input_is_one_family() -> None:
                     strides=1, pad="valid")
     f = finding("crash", "crash", fits, "tfjs-wasm", "worker", crash, "RuntimeError")
     assert key(f, fits) == "tfjs-wasm/maxpoolwithargmax/memory"
+
+
+def test_the_wasm_resize_kernels_on_an_empty_image_are_one_family() -> None:
+    garbage = "the same input gave different outputs on two runs"
+    keys = set()
+    for api in ("tf.image.resizeBilinear", "tf.image.resizeNearestNeighbor"):
+        c = case(api, np.zeros((4, 0, 3), np.float32), libs=("tfjs",))
+        keys.add(key(finding("determinism", "nondeterministic", c, "tfjs-wasm", "call",
+                             garbage), c))
+    assert keys == {"tfjs-wasm/resize-empty-image/empty-input"}
