@@ -227,3 +227,15 @@ def test_a_model_case_judged_by_vote_carries_lemons_verdict_beside_ours(pool: Po
     # search concludes is left to tests/backends/test_localize_fusion.py.
     assert ctx.stats["localizations"] == 1
     assert f.detail("localized_against") == "torch"
+
+
+def test_a_low_precision_model_is_demoted_but_not_a_low_precision_op() -> None:
+    from types import SimpleNamespace
+
+    from dlfuzz.oracles.differential import _low_precision_model
+
+    model = SimpleNamespace(kind="graph")
+    assert "bfloat16 model" in _low_precision_model(model, "bfloat16")  # type: ignore[arg-type]
+    assert _low_precision_model(model, "float32") == ""  # type: ignore[arg-type]
+    op = ApiCase("relu", (), ())
+    assert _low_precision_model(op, "bfloat16") == ""
