@@ -54,25 +54,12 @@ torch.cumprod = cumprod
 # The planted cumsum bug reaches float16 too (float32 has it from planted_torch_cumsum):
 # one mechanism under two dtypes, so two signatures of one root cause. (Not float64: the
 # float64 reference re-run would carry the plant and judge nothing.)
-CUMSUM_FLOAT16 = '''"""Test-only: torch.cumsum adds 1.0 to the last element of float16 scans of
-length >= 7, like planted_torch_cumsum does for float32."""
+CUMSUM_FLOAT16 = '''"""Test-only: the planted torch.cumsum bug on float16 too."""
 import torch
 
-_cumsum = torch.cumsum
+import planted_torch_cumsum
 
-
-def cumsum(input, dim, *, dtype=None, out=None):
-    result = _cumsum(input, dim, dtype=dtype)
-    if input.dtype == torch.float16 and input.dim() > 0 and input.shape[dim] >= 7:
-        result = result.clone()
-        result.select(dim, -1).add_(1.0)
-    if out is not None:
-        out.copy_(result)
-        return out
-    return result
-
-
-torch.cumsum = cumsum
+planted_torch_cumsum.DTYPES.add(torch.float16)
 '''
 
 RNG = np.random.default_rng(11)
