@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from dlfuzz.cases import ApiCase, Outcome, Tensor, kind_of
-from dlfuzz.oracles.tolerances import epsilon
+from dlfuzz.oracles.tolerances import as_comparable, epsilon
 
 CLUSTER_RTOL = 1e-4      # real parts this close (relative to the largest |value|) tie
 RESIDUAL_FACTOR = 100.0  # backward-stable eigensolvers: residual ~ n * eps * ||A||
@@ -119,13 +119,11 @@ def has_ties(case: ApiCase) -> bool:
     """Whether any input tensor holds a repeated value or a NaN (conservative: a tie
     anywhere means an index output may have several right answers)."""
     for t in case.tensors:
-        a = t.to_numpy().reshape(-1)
+        # as_comparable widens bfloat16 (kind "V" to numpy) too: its NaNs must count as
+        # they do in the float64 reference run, else only the reference is skipped.
+        a = as_comparable(t.to_numpy()).reshape(-1)
         if a.size < 2:
             continue
-        if t.dtype == "bfloat16":
-            # ml_dtypes' bfloat16 is kind "V" to numpy: as float64 its NaNs are seen, as
-            # they are in the float64 reference run (else only the reference skipped).
-            a = a.astype(np.float64)
         if a.dtype.kind in "fc":
             with np.errstate(invalid="ignore"):
                 if np.isnan(a).any():

@@ -35,6 +35,7 @@ from dlfuzz.oracles.localize import Request, Suspect, localize_many
 from dlfuzz.oracles.reference import REFERENCE_PREFERENCE, Reference, Verdict
 from dlfuzz.oracles.semantics import documented_difference
 from dlfuzz.oracles.special import input_specials, special_phrase
+from dlfuzz.oracles.tolerances import as_comparable
 
 
 def _outputs(o: Outcome) -> tuple[np.ndarray, ...]:
@@ -191,10 +192,10 @@ def _order_dependent_only(case: ApiCase, verdict: Verdict) -> bool:
 def _nan_vs_inf(actual: np.ndarray, expected: np.ndarray, mask: np.ndarray) -> bool:
     if not mask.any():
         return True
-    if actual.dtype.kind not in "fc" and actual.dtype.name != "bfloat16":
+    a, e = as_comparable(actual[mask]), as_comparable(expected[mask])
+    if a.dtype.kind not in "fc":
         return False
-    a = actual[mask].astype(np.complex128 if actual.dtype.kind == "c" else np.float64)
-    e = expected[mask].astype(a.dtype)
+    e = e.astype(a.dtype)
     return bool(np.all((np.isnan(a) & np.isinf(e)) | (np.isinf(a) & np.isnan(e))))
 
 
@@ -259,10 +260,10 @@ def _only_reference_nan(case: ApiCase, verdict: Verdict) -> bool:
                                       strict=True):
         if mask.shape != actual.shape or not mask.any():
             continue
-        if actual.dtype.kind not in "fc" and actual.dtype.name != "bfloat16":
+        a, e = as_comparable(actual[mask]), as_comparable(expected[mask])
+        if a.dtype.kind not in "fc":
             return False
-        kind = np.complex128 if actual.dtype.kind == "c" else np.float64
-        a, e = actual[mask].astype(kind), expected[mask].astype(kind)
+        e = e.astype(a.dtype)
         if not bool(np.all(np.isnan(e) & ~np.isnan(a))):
             return False
         seen = True

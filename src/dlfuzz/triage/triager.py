@@ -7,7 +7,8 @@ symptom) of that bug: no re-run, no reduction, no second bug. Otherwise the new
 signature is confirmed by re-running its case ``confirm_runs`` times under the
 detection's conditions (``confirm``: a fresh worker for the guilty backend, the same
 timeout); only if every re-run shows the same signature is it ``confirmed``, otherwise
-it is labelled ``flaky`` (or ``invalid-program``, or ``slow`` for a "hang" that ends within a few limits) and never reported as a confirmed bug.
+it is labelled ``flaky`` (or ``invalid-program``, or ``slow`` for a "hang" that ends
+within a few limits) and never reported as a confirmed bug.
 A confirmed bug is stored at once (so a kill during reduction loses nothing), then
 reduced and its folder rewritten; last, the guilty backend's reproducer must show it,
 or the bug becomes ``unreproduced``.
