@@ -279,10 +279,11 @@ class Store:
         return _bug(row) if row else None
 
     def add_place(self, bug_id: str, place: dict[str, Any], severity: str = "",
-                  rank: dict[str, int] | None = None) -> None:
-        """One more occurrence of bug ``bug_id`` at ``place`` (backend, api, dtypes,
-        symptom): its count grows, or it is appended. ``severity`` replaces the bug's when
-        ``rank`` ranks it more severe (lower), so a crash place makes the bug a crash."""
+                  rank: dict[str, int] | None = None, count: int = 1) -> None:
+        """``count`` more occurrences of bug ``bug_id`` at ``place`` (backend, api,
+        dtypes, symptom): its count grows, or it is appended. ``severity`` replaces the
+        bug's when ``rank`` ranks it more severe (lower), so a crash place makes the bug
+        a crash."""
         key = ("backend", "api", "dtypes", "symptom")
         with self._tx():
             row = self.conn.execute("SELECT places, severity FROM bugs WHERE id = ?",
@@ -292,16 +293,16 @@ class Store:
             places = json.loads(row["places"] or "[]")
             for p in places:
                 if all(p.get(k) == place.get(k) for k in key):
-                    p["count"] = int(p.get("count", 1)) + 1
+                    p["count"] = int(p.get("count", 1)) + count
                     break
             else:
-                places.append({**{k: place.get(k, "") for k in key}, "count": 1})
+                places.append({**{k: place.get(k, "") for k in key}, "count": count})
             new = row["severity"]
             if severity and rank is not None and rank.get(severity, 99) < rank.get(new, 99):
                 new = severity
             self.conn.execute("UPDATE bugs SET places = ?, severity = ?, "
-                              "occurrences = occurrences + 1, updated_at = ? WHERE id = ?",
-                              (json.dumps(places), new, time.time(), bug_id))
+                              "occurrences = occurrences + ?, updated_at = ? WHERE id = ?",
+                              (json.dumps(places), new, count, time.time(), bug_id))
 
     def update_bug(self, bug_id: str, **fields: Any) -> None:
         if "details" in fields:

@@ -166,7 +166,8 @@ class Triage:
             fields["status"] = "duplicate"
             row = self.store.bug(bug_id)
             for place in (row.places if row else []):
-                self.store.add_place(other.id, place, severity, _RANK)
+                self.store.add_place(other.id, place, severity, _RANK,
+                                     count=int(place.get("count", 1)))
         self.store.update_bug(bug_id, **fields)
         return details
 
