@@ -27,6 +27,7 @@ ORACLES: dict[str, str] = {
     "crash": "dlfuzz.oracles.crash:CrashOracle",
     "status": "dlfuzz.oracles.status:StatusOracle",
     "differential": "dlfuzz.oracles.differential:DifferentialOracle",
+    "dtype": "dlfuzz.oracles.dtype:DtypeOracle",
     "boundary": "dlfuzz.oracles.boundary:BoundaryOracle",
     "determinism": "dlfuzz.oracles.determinism:DeterminismOracle",
     "program-state": "dlfuzz.oracles.program:ProgramStateOracle",

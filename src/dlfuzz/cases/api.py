@@ -17,7 +17,9 @@ class ApiCase:
     library (``torch`` and ``torch-compile``) share it. ``params`` keeps the canonical
     (library-neutral) non-tensor arguments for reports and reduction. ``expect`` is
     ``"valid"``, or ``"invalid:<constraint>"`` for a violate-mode input that breaks that
-    constraint of the API's spec on purpose: the API must reject it with a clean exception.
+    constraint of the API's spec on purpose: the API must reject it with a clean exception,
+    or ``"edge:<mechanism>:<parameter>"`` for an input at the edge of the value space
+    (``engines/api/edges.py``), which the API may compute or reject.
     """
 
     api: str

@@ -48,6 +48,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "(TensorJSFuzz Alg. 1), adjust (Alg. 1 + 2, default), z3 (solved)")
     p.add_argument("--violate-share", type=float,
                    help="api engine: share of inputs breaking one constraint (default 0.1)")
+    p.add_argument("--edge-share", type=float,
+                   help="api engine: share of input groups pushed to an edge of the value "
+                        "space (integer extremes, one special float argument, a scalar "
+                        "outside its range, an empty dimension; default 0.25)")
     p.add_argument("--no-specials", action="store_true",
                    help="api engine: no NaN/Inf in generated tensors (IEEE corner cases "
                         "where libraries legitimately differ, e.g. inf weights over padding)")
@@ -93,6 +97,7 @@ def _overrides(args: argparse.Namespace) -> dict:
         "method": args.method, "inputs_per_model": args.inputs_per_model,
         "seed_models": tuple(args.seed_model) if args.seed_model else None,
         "generator": args.generator, "violate_share": args.violate_share,
+        "edge_share": args.edge_share,
         "specials": False if args.no_specials else None,
         "spec_files": tuple(args.spec_file) if args.spec_file else None,
         "seed_programs": tuple(args.seed_program) if args.seed_program else None,

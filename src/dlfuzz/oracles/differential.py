@@ -94,7 +94,7 @@ class DifferentialOracle(Oracle):
             case, outcomes = items[i]
             f = self._finding(case, outcomes[v.backend], v, ref.method, ref.libraries, suspect)
             f = replace(f, details=tuple(sorted(
-                f.details + _judgement(case, outcomes[v.backend], v, ctx))))
+                f.details + judgement(case, outcomes[v.backend], v, ctx))))
             # Resting only on dlfuzz-written counterparts: listed, demoted, never blamed.
             f = demote_counterpart_only(f, case, ref.libraries)
             extra = kind_of(case).numeric_details(outcomes, ref.outputs)
@@ -199,10 +199,10 @@ def _nan_vs_inf(actual: np.ndarray, expected: np.ndarray, mask: np.ndarray) -> b
     return bool(np.all((np.isnan(a) & np.isinf(e)) | (np.isinf(a) & np.isnan(e))))
 
 
-def _judgement(case: ApiCase, o: Outcome, verdict: Verdict, ctx: OracleContext
+def judgement(case: ApiCase, o: Outcome, verdict: Verdict, ctx: OracleContext
                ) -> tuple[tuple[str, object], ...]:
     """The shared-contract details: special_values, ill_conditioned (with
-    condition_number) and demoted, each only when it applies."""
+    condition_number) and demoted, each only when it applies (the dtype oracle's too)."""
     out: list[tuple[str, object]] = []
     if verdict.bad:
         phrase = special_phrase(case, verdict.actual, verdict.expected, verdict.bad,

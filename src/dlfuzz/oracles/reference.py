@@ -172,6 +172,38 @@ class Judge:
             out.append(ref if ref is not None else self._vote(outcomes))
         return out
 
+    def own_references(self, requests: Sequence[tuple[ApiCase, str]]
+                       ) -> list[Reference | None]:
+        """Per (case, backend): the float64 reference that backend's own library computes
+        (the case upcast, plus the nudged runs for the sensitivity), one round trip per
+        backend. What the dtype oracle judges a float16/bfloat16 result against: the same
+        implementation in the wide dtype, for APIs no other library has."""
+        out: list[Reference | None] = [None] * len(requests)
+        per_backend: dict[str, list[int]] = {}
+        for i, (_case, backend) in enumerate(requests):
+            per_backend.setdefault(backend, []).append(i)
+        width = 1 + self.settings.nudges
+        for backend, index in per_backend.items():
+            variants: list[ApiCase] = []
+            for i in index:
+                case = requests[i][0]
+                variants.append(upcast(case))
+                variants.extend(nudge(case, self.rng) for _ in range(self.settings.nudges))
+            runs = self.runner(variants, [backend])
+            runs = [canonical_outcomes(v, r) for v, r in zip(variants, runs, strict=True)]
+            self.reference_runs += len(variants)
+            for k, i in enumerate(index):
+                group = runs[k * width:(k + 1) * width]
+                first = group[0].get(backend)
+                if first is None or not first.ok:
+                    continue
+                base = _outputs(first)
+                nudged = [_outputs(r[backend]) for r in group[1:] if backend in r
+                          and r[backend].ok]
+                out[i] = Reference(base, (self.library_of.get(backend, backend),),
+                                   _sensitivity(base, nudged), "own float64", {backend: base})
+        return out
+
     def _consensus(self, runs: list[dict[str, Outcome]], backends: list[str]
                    ) -> Reference | None:
         base: dict[str, tuple[np.ndarray, ...]] = {}

@@ -46,6 +46,7 @@ import numpy as np
 
 from dlfuzz.cases import ApiCase, DType, Finding, Outcome
 from dlfuzz.engines.api.constraints import Env, holds, make, provenance
+from dlfuzz.engines.api.edges import edge_group
 from dlfuzz.engines.api.libspecs import (
     LIBRARY_FILES,
     LibSpec,
@@ -60,6 +61,14 @@ from dlfuzz.errors import UsageError
 from dlfuzz.libraries import of_backend
 
 GROUP_SIZE = (4, 8)
+# Valid groups pushed to an edge of the value space (integer extremes, one special float
+# argument, a scalar outside its range, an empty dimension: ``edges.py``). Where known
+# bugs of released libraries are; a quarter keeps three quarters for ordinary values,
+# which the differential oracle judges best.
+EDGE_SHARE = 0.25
+# Of the violate-mode groups, this share breaks a tensor's rank bound instead (an edge
+# input: ``_break_rank``), where aborts on unsupported ranks are.
+RANK_EDGE_P = 0.3
 # Signature reuse (rule APIs). A new (shapes, dtypes, static arguments) costs a
 # compilation in jax (even op by op), jax.jit, torch.compile and XLA: 50 ms to seconds; in
 # numpy or eager torch it costs nothing. So each API keeps a pool of signatures, and a
@@ -120,7 +129,8 @@ class ApiEngine(Engine):
 
     def __init__(self, seed: int = 0, libraries: Sequence[str] = ("torch", "jax"),
                  apis: Iterable[str] | None = None, generator: str = "adjust",
-                 violate_share: float = 0.1, spec_files: Sequence[str] = (),
+                 violate_share: float = 0.1, edge_share: float = EDGE_SHARE,
+                 spec_files: Sequence[str] = (),
                  specials: bool = True,
                  specs: Mapping[str, LibSpec] | None = None,
                  counterparts: Mapping[str, Sequence[Any]] | None = None,
@@ -129,6 +139,8 @@ class ApiEngine(Engine):
             raise UsageError(f"--generator {generator!r}: choose one of {', '.join(GENERATORS)}")
         if not 0.0 <= violate_share <= 1.0:
             raise UsageError(f"--violate-share {violate_share!r}: give a share in [0, 1]")
+        if not 0.0 <= edge_share <= 1.0:
+            raise UsageError(f"--edge-share {edge_share!r}: give a share in [0, 1]")
         self.libraries = tuple(libraries)
         if not self.libraries:
             raise UsageError("the API engine needs at least one library; give e.g. "
@@ -152,6 +164,7 @@ class ApiEngine(Engine):
         self.names = sorted(table)
         self.mode = generator
         self.violate_share = violate_share
+        self.edge_share = edge_share
         self.specials = specials
         # Inputs per signature. Larger groups raise TF's and JAX's cases/s (a new shape
         # costs them a kernel set-up or a compilation) but lower the signatures tried
@@ -226,7 +239,7 @@ class ApiEngine(Engine):
             self._recent_ok.setdefault(case.api, deque(maxlen=RECENT_OK)).append(draw.values)
             return
         rejected = next((o for o in own if o.status == "exception" and o.stage == "call"), None)
-        if rejected is not None:
+        if rejected is not None and not draw.edge:  # an edge may be rejected: no lesson
             self._learn(spec, draw, rejected)
 
     # ---- internals ----------------------------------------------------------------------
@@ -241,10 +254,16 @@ class ApiEngine(Engine):
         if spec.shapes:
             return self._rule_group(spec, size)
         if self.violate_share and self.rng.random() < self.violate_share:
-            draws = self._violate(spec, size)
+            if self.edge_share and self.rng.random() < RANK_EDGE_P:
+                draws = self._break_rank(spec, size)
+            else:
+                draws = self._violate(spec, size)
             if draws:
                 return [self._case(spec, d) for d in draws]
-        return [self._case(spec, d) for d in self.generator.group(spec, size)]
+        draws = self.generator.group(spec, size)
+        if self.edge_share and self.rng.random() < self.edge_share:
+            draws = edge_group(draws, self.rng) or draws
+        return [self._case(spec, d) for d in draws]
 
     # ---- rule APIs: signature pools ---------------------------------------------------
     def _rule_group(self, spec: LibSpec, size: int) -> list[ApiCase]:
@@ -303,6 +322,21 @@ class ApiEngine(Engine):
             key = f"{spec.api}: {draws[0].violated}"
             self.violations[key] = self.violations.get(key, 0) + len(draws)
         return draws
+
+    def _break_rank(self, spec: LibSpec, size: int) -> list[Any]:
+        """Edge draws with one tensor's rank outside its spec's bound, every constraint
+        still holding. Rank bounds partly come from prose (a library may accept more), so
+        these are edge inputs, not violate-mode ones: nobody judges their acceptance,
+        but a library that aborts on a rank it does not support (a failed CHECK) is
+        seen by the crash oracle."""
+        from dlfuzz.engines.api.libgen import rank_bounds
+
+        texts = rank_bounds(spec)
+        if not texts:
+            return []
+        draws = self.generator.violate_group(spec, size, bounds=True, only=texts)
+        return [replace(d, violated="", edge=f"rank:{d.violated.partition('.ndims')[0]}")
+                for d in draws]
 
     def _weak(self, api: str) -> frozenset[str]:
         """Constraints learned in this campaign from fewer than ``MIN_REJECTIONS`` cases."""

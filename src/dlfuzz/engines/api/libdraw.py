@@ -32,7 +32,8 @@ class Draw:
     values: numpy arrays (tensor), lists of arrays (tensors), int/float/bool/str/None,
     lists of ints/floats, ``DType`` (dtype parameters). ``structures`` names the
     structure each present parameter was generated with; ``violated`` is the text of the
-    constraint or type bound a violate-mode draw breaks on purpose ("" when valid).
+    constraint or type bound a violate-mode draw breaks on purpose ("" when valid);
+    ``edge`` names the edge mechanism and parameter of an edge input (``edges.py``).
     """
 
     spec: LibSpec
@@ -40,10 +41,13 @@ class Draw:
     structures: dict[str, str]
     violated: str = ""
     meta: dict[str, Any] = field(default_factory=dict, compare=False)
+    edge: str = ""
 
     @property
     def expect(self) -> str:
-        return f"invalid:{self.violated}" if self.violated else "valid"
+        if self.violated:
+            return f"invalid:{self.violated}"
+        return f"edge:{self.edge}" if self.edge else "valid"
 
     def env(self) -> Env:
         """Constraint environment: defaults for absent optional parameters, dtype names

@@ -62,8 +62,8 @@ VIOLATE_TRIES = 4     # adjust attempts per violation target before asking z3
 VIOLATE_GIVE_UP = 3   # a target no attempt could break in this many calls is dropped
 Z3_STRUCTURE_TRIES = 3  # structure choices tried before z3 mode falls back to adjust
 
-__all__ = ["MODES", "Draw", "LibGenerator", "Violation", "call_for", "env_of", "rebuild",
-           "to_case", "values_of", "with_refs"]
+__all__ = ["MODES", "Draw", "LibGenerator", "Violation", "call_for", "env_of", "rank_bounds",
+           "rebuild", "to_case", "values_of", "with_refs"]
 
 
 class Violation:
@@ -153,6 +153,13 @@ def violations(plan: Plan) -> list[Violation]:
                                            (n, "values"), {n: s}))
     plan.cache["violations"] = out
     return out
+
+
+def rank_bounds(spec: LibSpec) -> frozenset[str]:
+    """The texts of a spec's rank bounds as violation targets (``x.ndims in range
+    [lo, hi]``): the structural bounds an edge input breaks one at a time."""
+    return frozenset(v.text for v in violations(plan_of(spec))
+                     if v.kind == "bound" and ".ndims in range" in v.text)
 
 
 def _type_violation(text: str, holds_expr: str, rules: list[Rule], relax: tuple[str, str],

@@ -21,6 +21,8 @@ class ApiEngineSettings(EngineSettings):
     # random: no type information; typed: TensorJSFuzz Alg. 1; adjust: Alg. 1 + 2; z3.
     generator: str = "adjust"
     violate_share: float = 0.1  # share of inputs that break one constraint
+    # share of valid groups pushed to an edge of the value space (engines/api/edges.py)
+    edge_share: float = 0.25
     # format-2 spec files instead of the built-in ones (empty: built-in)
     spec_files: tuple[str, ...] = field(default=(), metadata={"flag": "--spec-file"})
     # NaN/Inf/extreme values in generated tensors
@@ -31,6 +33,8 @@ class ApiEngineSettings(EngineSettings):
             raise self.invalid("generator", f"choose one of {', '.join(GENERATORS)}")
         if isinstance(self.violate_share, bool) or not 0.0 <= self.violate_share <= 1.0:
             raise self.invalid("violate_share", "give a share in [0, 1]")
+        if isinstance(self.edge_share, bool) or not 0.0 <= self.edge_share <= 1.0:
+            raise self.invalid("edge_share", "give a share in [0, 1]")
 
     def check_files(self) -> None:
         self.require_files("spec_files", self.spec_files, "spec file")

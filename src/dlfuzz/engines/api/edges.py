@@ -1,0 +1,262 @@
+"""Edge inputs: a group of valid draws pushed to the edge of its value space.
+
+Known bugs of the installed releases hide where a generator of valid inputs never goes:
+integer division at ``INT_MIN // -1`` (a SIGFPE), a NaN where an infinite ``end`` with a
+finite ``start`` should give ``-inf``, an ``eps`` or ``momentum`` just outside its range,
+a zero-size dimension. Each edge group takes one group of valid draws (one signature:
+``LibGenerator.group``) and applies one mechanism to it, the same way to every member,
+so a group stays one compiled signature:
+
+``int-extremes``
+    every integer tensor gets its dtype's extremes (min, min + 1, -1, 0, 1, max - 1,
+    max) in a share of its elements, and each integer scalar such values with a smaller
+    probability. All integers at once, since the classic crashes need two at once
+    (``INT_MIN`` in the dividend where the divisor holds ``-1``).
+``special-one``
+    one floating argument (tensor or scalar) gets NaN, +inf, -inf, -0.0 or the dtype's
+    largest or smallest normal value; every other floating tensor is made finite, so
+    the report says which argument the library mishandles.
+``outside-range``
+    one bounded scalar (an ``eps``, ``p``, ``momentum``, ``axis`` with a range in its
+    spec) just outside or far outside its range.
+``empty``
+    one tensor with a zero-size dimension.
+
+Edge inputs are neither valid nor invalid: a library may reject them or compute them.
+Their case's expectation is ``edge:<mechanism>:<parameter>``. The boundary oracle does
+not judge them (no constraint says they must be rejected); a crash, a hang, an internal
+failure, a wrong result against the other libraries stays a finding. The engine does
+not learn constraints from their rejections (they would narrow generation back to the
+ordinary values).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+
+from dlfuzz.engines.api.libdraw import Draw
+
+EDGES = ("int-extremes", "special-one", "outside-range", "empty")
+INT_SHARES = (0.5, 1.0)       # share of an integer tensor's elements set to extremes
+INT_SCALAR_P = 0.3            # an integer scalar takes an extreme this often
+SCALAR_INTS = (-2**63, -2**31, -1, 0, 1, 2**31 - 1, 2**63 - 1)
+FAR = 1e9                     # "far outside" a range, for floats
+SPECIAL_WHOLE_P = 0.5         # special-one fills the whole argument this often
+INFINITE_BOUND = 1e30         # a bound this large is no bound
+
+
+def int_extremes(dtype: np.dtype) -> np.ndarray:
+    """The extreme values of an integer dtype (and -1, 0, 1 where it has them)."""
+    ii = np.iinfo(dtype)
+    values = {int(ii.min), int(ii.min) + 1, 0, 1, int(ii.max) - 1, int(ii.max)}
+    if ii.min < 0:
+        values.add(-1)
+    return np.array(sorted(values), dtype=dtype)
+
+
+def float_specials(dtype: np.dtype) -> np.ndarray:
+    """NaN, +-inf, -0.0 and +-max of a floating dtype.
+
+    Not the smallest normal value: a quotient or product of it is subnormal, which
+    TensorFlow and XLA flush to zero by design (``floordiv(tiny, -1.1)`` is -0 in tf),
+    a difference no maintainer takes as a bug."""
+    fi = ml_dtypes.finfo(dtype) if dtype == ml_dtypes.bfloat16 else np.finfo(dtype)
+    values = [np.nan, np.inf, -np.inf, -0.0, float(fi.max), -float(fi.max)]
+    return np.array(values, dtype=np.float64).astype(dtype)
+
+
+def _is_int(arr: np.ndarray) -> bool:
+    return arr.dtype.kind in "iu"
+
+
+def _is_float(arr: np.ndarray) -> bool:
+    return arr.dtype.kind == "f" or arr.dtype == ml_dtypes.bfloat16
+
+
+def _arrays(value: Any) -> list[np.ndarray]:
+    if isinstance(value, np.ndarray):
+        return [value]
+    if isinstance(value, list) and value and all(isinstance(v, np.ndarray) for v in value):
+        return list(value)
+    return []
+
+
+def _map_arrays(value: Any, fn: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return fn(value)
+    return [fn(v) for v in value]
+
+
+def _bounded(draw: Draw, name: str) -> tuple[float, float] | None:
+    """The finite part of a scalar parameter's range (None when it has no bound)."""
+    param = draw.spec.param(name)
+    if param is None or param.range is None or param.values:
+        return None
+    lo, hi = param.range
+    if abs(lo) >= INFINITE_BOUND and abs(hi) >= INFINITE_BOUND:
+        return None
+    return float(lo), float(hi)
+
+
+def choices(draw: Draw) -> list[tuple[str, str]]:
+    """The (mechanism, parameter) pairs that apply to a draw ("*": every integer)."""
+    out: list[tuple[str, str]] = []
+    ints = False
+    for name, value in draw.values.items():
+        structure = draw.structures.get(name, "")
+        arrays = _arrays(value)
+        if arrays:
+            ints = ints or any(_is_int(a) for a in arrays)
+            if any(_is_float(a) for a in arrays):
+                out.append(("special-one", name))
+            if any(a.ndim >= 1 and a.size for a in arrays):
+                out.append(("empty", name))
+        elif structure == "float" and isinstance(value, float):
+            out.append(("special-one", name))
+        if structure in ("int", "float", "ints") and _bounded(draw, name) is not None:
+            out.append(("outside-range", name))
+    if ints:
+        out.append(("int-extremes", "*"))
+    return out
+
+
+def edge_group(draws: Sequence[Draw], rng: np.random.Generator) -> list[Draw]:
+    """The group pushed to one edge (the same mechanism, parameter and static value for
+    every member); empty when no mechanism applies."""
+    if not draws:
+        return []
+    options = choices(draws[0])
+    if not options:
+        return []
+    mechanism, name = options[int(rng.integers(len(options)))]
+    plan = _plan(mechanism, name, draws[0], rng)
+    out = []
+    for d in draws:
+        values = _APPLY[mechanism](d, name, plan, rng)
+        out.append(replace(d, values=values, edge=f"{mechanism}:{name}"))
+    return out
+
+
+def _plan(mechanism: str, name: str, draw: Draw, rng: np.random.Generator) -> dict[str, Any]:
+    """What every member of the group shares: the static values and choices."""
+    if mechanism == "int-extremes":
+        scalars = {n: int(SCALAR_INTS[int(rng.integers(len(SCALAR_INTS)))])
+                   for n, s in draw.structures.items()
+                   if s == "int" and not _enum(draw, n) and rng.random() < INT_SCALAR_P}
+        return {"share": INT_SHARES[int(rng.integers(len(INT_SHARES)))], "scalars": scalars}
+    if mechanism == "special-one":
+        if isinstance(draw.values[name], float):
+            pool = float_specials(np.dtype(np.float64))
+            return {"scalar": float(pool[int(rng.integers(len(pool)))])}
+        return {"whole": bool(rng.random() < SPECIAL_WHOLE_P),
+                "which": int(rng.integers(len(float_specials(np.dtype(np.float32)))))}
+    if mechanism == "outside-range":
+        lo, hi = _bounded(draw, name) or (0.0, 0.0)
+        sides = [s for s, b in (("low", lo), ("high", hi)) if abs(b) < INFINITE_BOUND]
+        low = sides[int(rng.integers(len(sides)))] == "low"
+        far = bool(rng.random() < 0.5)
+        if draw.structures[name] in ("int", "ints"):
+            step = 2**31 if far else 1
+            return {"value": int(np.ceil(lo)) - step if low else int(np.floor(hi)) + step}
+        delta = FAR if far else max(1e-6, 1e-3 * max(abs(lo), abs(hi), 1.0))
+        return {"value": float(lo - delta if low else hi + delta)}
+    if mechanism == "empty":
+        arrays = _arrays(draw.values[name])
+        ndim = max(a.ndim for a in arrays)
+        return {"axis": int(rng.integers(max(ndim, 1)))}
+    raise ValueError(mechanism)  # pragma: no cover - EDGES is closed
+
+
+def _enum(draw: Draw, name: str) -> bool:
+    param = draw.spec.param(name)
+    return param is not None and bool(param.values)
+
+
+def _int_extremes(draw: Draw, name: str, plan: dict[str, Any], rng: np.random.Generator
+                  ) -> dict[str, Any]:
+    share = plan["share"]
+
+    def push(a: np.ndarray) -> np.ndarray:
+        if not _is_int(a) or not a.size:
+            return a
+        out = a.copy()
+        pool = int_extremes(a.dtype)
+        mask = np.asarray(rng.random(a.shape) < share)
+        out[mask] = pool[rng.integers(len(pool), size=int(mask.sum()))]
+        return out
+
+    values = dict(draw.values)
+    for n, v in values.items():
+        if _arrays(v):
+            values[n] = _map_arrays(v, push)
+    values.update(plan["scalars"])
+    return values
+
+
+def _special_one(draw: Draw, name: str, plan: dict[str, Any], rng: np.random.Generator
+                 ) -> dict[str, Any]:
+    def finite(a: np.ndarray) -> np.ndarray:
+        if not _is_float(a) or not a.size:
+            return a
+        wide = a.astype(np.float64)
+        bad = ~np.isfinite(wide)
+        if not bad.any():
+            return a
+        wide[bad] = rng.standard_normal(int(bad.sum()))
+        return wide.astype(a.dtype)
+
+    def special(a: np.ndarray) -> np.ndarray:
+        if not _is_float(a) or not a.size:
+            return a
+        pool = float_specials(a.dtype)
+        out = finite(a).copy()
+        if plan["whole"]:
+            out[...] = pool[plan["which"]]
+        else:
+            mask = np.asarray(rng.random(a.shape) < rng.uniform(0.2, 0.6))
+            mask.flat[int(rng.integers(mask.size))] = True  # at least one element
+            out[mask] = pool[rng.integers(len(pool), size=int(mask.sum()))]
+        return out
+
+    values = dict(draw.values)
+    for n, v in values.items():
+        if n != name and _arrays(v):
+            values[n] = _map_arrays(v, finite)
+    values[name] = plan["scalar"] if "scalar" in plan else _map_arrays(values[name], special)
+    return values
+
+
+def _outside_range(draw: Draw, name: str, plan: dict[str, Any], rng: np.random.Generator
+                   ) -> dict[str, Any]:
+    values = dict(draw.values)
+    if draw.structures[name] == "ints":
+        items = list(values[name])
+        if items:
+            items[int(rng.integers(len(items)))] = plan["value"]
+        values[name] = items
+    else:
+        values[name] = plan["value"]
+    return values
+
+
+def _empty(draw: Draw, name: str, plan: dict[str, Any], rng: np.random.Generator
+           ) -> dict[str, Any]:
+    def shrink(a: np.ndarray) -> np.ndarray:
+        if a.ndim == 0:
+            return a
+        axis = min(plan["axis"], a.ndim - 1)
+        return np.take(a, np.arange(0), axis=axis)
+
+    values = dict(draw.values)
+    v = values[name]
+    values[name] = shrink(v) if isinstance(v, np.ndarray) else [shrink(v[0])] + list(v[1:])
+    return values
+
+
+_APPLY = {"int-extremes": _int_extremes, "special-one": _special_one,
+          "outside-range": _outside_range, "empty": _empty}

@@ -1,0 +1,138 @@
+"""Dtype differential: a float16/bfloat16 result against the same library in float64.
+
+Many APIs have no counterpart in another library (``torch.special.*``, most of
+``tf.image``), so the differential oracle never sees them disagree; and where several
+libraries share a low-precision bug (an out-of-range scalar giving inf in bfloat16 where
+float32 gives NaN) they agree with each other. This oracle compares a library with
+itself: every eager backend of the API's own library that computed a case whose inputs
+are float16 or bfloat16 is re-run on the same case upcast to float64 (and twice with
+the inputs nudged by one rounding of their dtype, for the sensitivity), and the
+low-precision result is judged against that float64 result with the low dtype's
+tolerance, by the reference judge's rules (IEEE-fixed elements, overflow of the narrow
+dtype's range, per-element sensitivity).
+
+With no same-dtype peer to compare against, a numeric deviation must be clear: more
+than ``MARGIN`` times the allowance (the dtype's tolerance plus four times the nudged
+sensitivity). A NaN or infinity on one side only is judged at the allowance itself. A
+library that computes in the low dtype throughout (and so rounds more than the nudges
+move) is inside that margin; a kernel that is wrong in bfloat16 alone, or turns an
+out-of-range argument into inf where float64 gives NaN, is not. Random APIs (dropout)
+are left alone: two runs of them differ by design. Findings carry the differential oracle's details (``special_values``, ``demoted``,
+...) and its symptoms (``numeric``, ``nan``), so severity and triage treat them alike.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import replace
+
+import ml_dtypes
+import numpy as np
+
+from dlfuzz.cases import DTYPES, ApiCase, Finding, Outcome
+from dlfuzz.oracles.base import Item, Oracle, OracleContext, finding
+from dlfuzz.oracles.canonical import canonical_outcomes
+from dlfuzz.oracles.differential import judgement
+from dlfuzz.oracles.discrepancy import fmt, tolerance_text
+from dlfuzz.oracles.reference import Verdict
+from dlfuzz.oracles.tolerances import as_comparable
+
+LOW = frozenset({"float16", "bfloat16"})
+# A numeric deviation counts when it is this many times the allowance: clear of the
+# extra rounding of a low-precision evaluation order, which the nudges only estimate
+# (a bfloat16 result off by 1 at 2.1 is 14 times its allowance).
+MARGIN = 4.0
+
+
+def _candidates(case: ApiCase, outcomes: dict[str, Outcome], ctx: OracleContext
+                ) -> list[str]:
+    """Eager backends of the API's own library with a low-precision floating result."""
+    if getattr(case, "kind", "api") != "api" or getattr(case, "invalid", False):
+        return []
+    if not case.calls or not any(t.dtype in LOW for t in case.tensors):
+        return []
+    if ctx.deterministic is not None and not ctx.deterministic(case):
+        return []  # dropout and friends: another run differs by design
+    if _near_overflow(case):
+        ctx.stats["dtype_near_overflow"] += 1
+        return []
+    library = case.calls[0][0]
+    return [b for b, o in outcomes.items()
+            if o.ok and ctx.library_of.get(b, b) == library and not ctx.compiled.get(b)
+            and o.outputs and any(t.dtype in LOW for t in o.outputs)]
+
+
+def _near_overflow(case: ApiCase) -> bool:
+    """A low-precision input at or above the square root of its dtype's largest value."""
+    for t in case.tensors:
+        if t.dtype not in LOW:
+            continue
+        wide = as_comparable(t.to_numpy())
+        finite = np.abs(wide[np.isfinite(wide)])
+        if finite.size and float(finite.max()) >= math.sqrt(float(
+                ml_dtypes.finfo(DTYPES[t.dtype]).max)):
+            return True
+    return False
+
+
+class DtypeOracle(Oracle):
+    name = "dtype"
+    case_kinds = ("api",)
+
+    def check_many(self, items: Sequence[Item], ctx: OracleContext) -> list[list[Finding]]:
+        results: list[list[Finding]] = [[] for _ in items]
+        requests: list[tuple[ApiCase, str]] = []
+        where: list[int] = []
+        canonical = {}
+        for i, (case, outcomes) in enumerate(items):
+            for backend in _candidates(case, outcomes, ctx):
+                requests.append((case, backend))
+                where.append(i)
+        if not requests:
+            return results
+        ctx.stats["dtype_checks"] += len(requests)
+        refs = ctx.judge.own_references(requests)
+        for (case, backend), i, ref in zip(requests, where, refs, strict=True):
+            if ref is None:
+                continue
+            if i not in canonical:
+                canonical[i] = canonical_outcomes(case, items[i][1])
+            outcome = canonical[i][backend]
+            verdict = ctx.judge.verdicts({backend: outcome}, ref, case)[0]
+            if verdict.symptom == "shape" or verdict.ratio <= 1.0:
+                continue
+            if verdict.symptom == "numeric" and verdict.ratio <= MARGIN:
+                ctx.stats["dtype_within_margin"] += 1
+                continue
+            f = finding(self.name, verdict.symptom, case, backend, outcome.stage,
+                        _message(backend, verdict), signature_message=_signature(case),
+                        method="own float64", reference_libraries=ref.libraries[0],
+                        ratio=float(min(verdict.ratio, 1e300)))
+            results[i].append(_with_details(f, judgement(case, outcome, verdict, ctx)))
+        return results
+
+
+def _with_details(f: Finding, extra: tuple[tuple[str, object], ...]) -> Finding:
+    return replace(f, details=tuple(sorted(f.details + extra)))
+
+
+def _signature(case: ApiCase) -> str:
+    low = sorted({t.dtype for t in case.tensors if t.dtype in LOW})
+    return f"{','.join(low)} vs float64 of the same library"
+
+
+def _message(backend: str, verdict: Verdict) -> str:
+    first = verdict.first
+    if first is None:
+        return f"{backend} in low precision differs from its own float64 result"
+    where = f"element {list(first.index)}" if first.index else "the scalar"
+    said = (f"{backend} gives {fmt(first.actual)} in {first.dtype} where the same call in "
+            f"float64 gives {fmt(first.expected)} ({where})")
+    if first.non_finite:
+        return said + (f"; {first.bad} of {first.total} elements differ" if first.bad > 1
+                       else "")
+    return (f"{said}; max abs diff {first.max_abs:.3g}, "
+            f"{tolerance_text(first.tolerance, first.dtype)}, "
+            f"{first.bad} of {first.total} elements off")
+

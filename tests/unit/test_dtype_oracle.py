@@ -1,0 +1,107 @@
+"""The dtype oracle: a float16/bfloat16 result judged against the same library in float64.
+
+A real torch worker carries a planted bug (``planted_torch_hardswish_bf16``: bfloat16
+inputs above 0.5 get 1.0 added to hardswish's result); hardswish has no counterpart in
+any other library, so only torch in float64 can tell. The float64 runs go to the same
+worker, where the plant does not fire, exactly as in a campaign.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import ml_dtypes
+import numpy as np
+import pytest
+from real_workers import COMPILED, LIBRARY_OF, make_judge, started_pool, unary_case
+
+from dlfuzz.cases import ApiCase
+from dlfuzz.executor.pool import Pool
+from dlfuzz.kinds.expectation import symptom_expectation
+from dlfuzz.oracles.base import OracleContext
+from dlfuzz.oracles.dtype import DtypeOracle
+from dlfuzz.triage.severity import finding_severity
+
+HARDSWISH = "torch.nn.functional.hardswish"
+BF16 = ml_dtypes.bfloat16
+
+
+@pytest.fixture(scope="module")
+def pool() -> Iterator[Pool]:
+    with started_pool(preload={"torch": ("planted_torch_hardswish_bf16",)}) as p:
+        yield p
+
+
+def _case(x: np.ndarray, target: str = HARDSWISH) -> ApiCase:
+    return unary_case(target.rsplit(".", 1)[1], x, numpy_target="-", torch_target=target)
+
+
+def _check(pool: Pool, case: ApiCase, deterministic: bool = True):
+    judge, runner = make_judge(pool)
+    ctx = OracleContext(judge, LIBRARY_OF, COMPILED, deterministic=lambda c: deterministic)
+    outcomes = pool.run([case])[0]
+    return DtypeOracle().check_many([(case, outcomes)], ctx)[0], ctx, outcomes, runner
+
+
+def test_a_bfloat16_only_wrong_result_is_found_and_blames_torch(pool: Pool) -> None:
+    case = _case(np.array([0.25, 1.5, 2.0, -1.0], dtype=BF16))
+    found, ctx, outcomes, runner = _check(pool, case)
+    (f,) = found
+    assert (f.oracle, f.symptom, f.guilty_backend, f.api) == ("dtype", "numeric", "torch",
+                                                              "hardswish")
+    assert f.detail("method") == "own float64" and f.detail("reference_libraries") == "torch"
+    assert "bfloat16" in f.message and "float64" in f.message
+    assert finding_severity(f, case) == "wrong-result"
+    assert runner.calls == 1  # upcast and nudges in one round trip
+    # The reproducer expects the float64 result of the same call, not the planted one.
+    exp = symptom_expectation(f, case, outcomes, ctx.judge)
+    assert exp.kind == "values"
+    expected = np.asarray(exp.expected[0]).astype(np.float64)
+    x = np.array([0.25, 1.5, 2.0, -1.0])
+    np.testing.assert_allclose(expected, x * np.clip(x + 3, 0, 6) / 6, rtol=1e-2)
+
+
+def test_the_same_input_in_float32_or_below_the_plant_is_no_finding(pool: Pool) -> None:
+    found, ctx, _, runner = _check(pool, _case(np.array([1.5, 2.0], dtype=np.float32)))
+    assert found == [] and runner.calls == 0  # not a low dtype: nothing run
+    found, ctx, _, runner = _check(pool, _case(np.array([0.25, -1.0, 0.5], dtype=BF16)))
+    assert found == [] and runner.calls == 1
+
+
+@pytest.mark.parametrize("target,values", [
+    ("torch.exp", [0.5, -2.0, 3.0, 7.25]),
+    ("torch.tanh", [0.1, -0.7, 2.0]),
+    ("torch.cumsum_last", [0.3, 1.7, -2.2, 5.5, 0.01, 9.0, -3.0]),
+])
+@pytest.mark.parametrize("dtype", [np.float16, BF16])
+def test_correct_low_precision_results_are_no_finding(pool: Pool, target, values, dtype
+                                                       ) -> None:
+    x = np.array(values, dtype=dtype)
+    if target == "torch.cumsum_last":
+        from dlfuzz.cases import Call, Ref, Tensor
+        case = ApiCase("cumsum", (Tensor.from_numpy(x),),
+                       (("torch", Call("torch.cumsum", (Ref(0),), (("dim", -1),))),))
+    else:
+        case = _case(x, target)
+    found, ctx, _, _ = _check(pool, case)
+    assert found == [], [f.message for f in found]
+
+
+def test_inputs_near_the_dtype_limit_and_random_apis_are_left_alone(pool: Pool) -> None:
+    found, ctx, _, runner = _check(pool, _case(np.array([1e20, 1.5], dtype=BF16)))
+    assert found == [] and runner.calls == 0 and ctx.stats["dtype_near_overflow"] == 1
+    found, ctx, _, runner = _check(pool, _case(np.array([1.5], dtype=BF16)),
+                                   deterministic=False)
+    assert found == [] and runner.calls == 0
+
+
+def test_violate_mode_and_edge_expectations(pool: Pool) -> None:
+    x = np.array([1.5, 2.0], dtype=BF16)
+    invalid = unary_case("hardswish", x, numpy_target="-", torch_target=HARDSWISH,
+                         expect="invalid:x.dtype == 'float32'")
+    found, _, _, runner = _check(pool, invalid)
+    assert found == [] and runner.calls == 0
+    edge = unary_case("hardswish", x, numpy_target="-", torch_target=HARDSWISH,
+                      expect="edge:special-one:input")
+    found, _, _, _ = _check(pool, edge)
+    assert [f.oracle for f in found] == ["dtype"]

@@ -1,0 +1,156 @@
+"""Edge inputs (``engines/api/edges.py``) and how the API engine uses them.
+
+Each mechanism must do what a known bug needs and nothing else: integer extremes in
+every integer tensor at once (``INT_MIN`` with ``-1`` in the divisor), a special float in
+exactly one argument while the others are finite, a bounded scalar outside its range,
+a zero-size dimension, a rank outside the spec's bound; and an edge input must never
+teach the engine a constraint nor be judged by the boundary oracle.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dlfuzz.cases import Outcome
+from dlfuzz.engines.api.edges import choices, edge_group, float_specials, int_extremes
+from dlfuzz.engines.api.engine import ApiEngine
+from dlfuzz.engines.api.libgen import LibGenerator
+from dlfuzz.engines.api.libspecs import LibSpec, load_file
+
+SPECS = {"format": 2, "library": "torch", "apis": [
+    {"api": "torch.floor_divide", "params": [
+        {"name": "input", "type": ["tensor"], "rank": [1, 1], "dtypes": ["int32", "int64"]},
+        {"name": "other", "type": ["tensor"], "rank": [1, 1], "dtypes": ["int32", "int64"]}],
+     "constraints": ["other.dtype == input.dtype", "input.shape[0] == other.shape[0]",
+                     "other.min >= 1"]},
+    {"api": "torch.linspace", "params": [
+        {"name": "start", "type": ["tensor"], "rank": [0, 0], "dtypes": ["float32"]},
+        {"name": "end", "type": ["tensor"], "rank": [0, 0], "dtypes": ["float32"]},
+        {"name": "steps", "type": ["int"], "range": [1, 5]}]},
+    {"api": "torch.nn.functional.dropout", "params": [
+        {"name": "input", "type": ["tensor"], "rank": [1, 3], "dtypes": ["float32"]},
+        {"name": "p", "type": ["float"], "range": [0, 1]}]},
+    {"api": "torch.nn.functional.avg_pool2d", "params": [
+        {"name": "input", "type": ["tensor"], "rank": [3, 4], "dtypes": ["float32"]},
+        {"name": "kernel_size", "type": ["int"], "range": [1, 1]}]},
+]}
+
+
+@pytest.fixture(scope="module")
+def specs(tmp_path_factory) -> dict[str, LibSpec]:
+    path = Path(tmp_path_factory.mktemp("specs")) / "edges.json"
+    path.write_text(json.dumps(SPECS))
+    return {s.api: s for s in load_file(path)}
+
+
+def _groups(spec: LibSpec, mechanism: str, n: int = 40, seed: int = 0) -> list[list]:
+    gen = LibGenerator(np.random.default_rng(seed), mode="adjust", specials=False)
+    rng = np.random.default_rng(seed + 1)
+    out = []
+    while len(out) < n:
+        draws = gen.group(spec, 4)
+        edged = edge_group(draws, rng)
+        if edged and edged[0].edge.startswith(mechanism):
+            out.append(edged)
+    return out
+
+
+def test_pools_hold_the_extremes() -> None:
+    assert list(int_extremes(np.dtype(np.int32))) == [-2**31, -2**31 + 1, -1, 0, 1,
+                                                      2**31 - 2, 2**31 - 1]
+    assert -1 not in int_extremes(np.dtype(np.uint8))
+    pool = float_specials(np.dtype(np.float32)).astype(np.float64)
+    assert np.isnan(pool).any() and np.isposinf(pool).any() and np.isneginf(pool).any()
+    assert float(np.finfo(np.float32).tiny) not in pool  # flushed to zero by design
+
+
+def test_integer_extremes_reach_int_min_over_minus_one(specs) -> None:
+    spec = specs["torch.floor_divide"]
+    hits = 0
+    for group in _groups(spec, "int-extremes", 60):
+        shapes = {(d.values["input"].shape, d.values["other"].shape) for d in group}
+        assert len(shapes) == 1  # one signature per group
+        for d in group:
+            assert d.expect == "edge:int-extremes:*"
+            x, y = d.values["input"], d.values["other"]
+            hits += int(((x == np.iinfo(x.dtype).min) & (y == -1)).any())
+    assert hits >= 3  # the classic SIGFPE input, several times in 240 draws
+
+
+def test_special_float_in_one_argument_only(specs) -> None:
+    spec = specs["torch.linspace"]
+    for group in _groups(spec, "special-one", 30):
+        name = group[0].edge.split(":")[1]
+        other = "end" if name == "start" else "start"
+        for d in group:
+            assert np.isfinite(d.values[other]).all()
+        assert any(not np.isfinite(d.values[name]).all() or
+                   np.abs(d.values[name]).max() > 1e30 for d in group) or \
+            all(np.signbit(d.values[name]).all() for d in group)  # -0.0 everywhere
+
+
+def test_outside_range_is_outside_and_shared_by_the_group(specs) -> None:
+    spec = specs["torch.nn.functional.dropout"]
+    seen_near = seen_far = False
+    for group in _groups(spec, "outside-range", 30):
+        values = {d.values["p"] for d in group}
+        assert len(values) == 1  # a static argument: one compilation
+        p = values.pop()
+        assert p < 0 or p > 1
+        seen_near |= abs(p) < 2
+        seen_far |= abs(p) > 1e6
+    assert seen_near and seen_far
+
+
+def test_empty_gives_a_zero_size_dimension(specs) -> None:
+    spec = specs["torch.nn.functional.dropout"]
+    for group in _groups(spec, "empty", 10):
+        for d in group:
+            assert 0 in d.values["input"].shape
+
+
+def test_choices_name_what_applies(specs) -> None:
+    gen = LibGenerator(np.random.default_rng(3), mode="adjust", specials=False)
+    d = gen.draw(specs["torch.floor_divide"])
+    assert ("int-extremes", "*") in choices(d)
+    assert not [c for c in choices(d) if c[0] == "special-one"]
+    d = gen.draw(specs["torch.nn.functional.dropout"])
+    assert ("outside-range", "p") in choices(d) and ("special-one", "input") in choices(d)
+
+
+def test_engine_proposes_edges_and_does_not_learn_from_their_rejection(specs) -> None:
+    engine = ApiEngine(seed=1, libraries=("torch",), specs={"torch.floor_divide":
+                                                            specs["torch.floor_divide"]},
+                       counterparts={}, violate_share=0.0, edge_share=1.0)
+    cases = engine.propose(64)
+    edges = [c for c in cases if c.expect.startswith("edge:")]
+    assert edges and all(not c.invalid for c in edges)
+    before = len(engine.specs["torch.floor_divide"].constraints)
+    for case in edges:
+        rejected = Outcome(backend="torch", status="exception", stage="call",
+                           exc_type="RuntimeError", message="ZeroDivisionError")
+        engine.feedback(case, {"torch": rejected}, [])
+    assert len(engine.specs["torch.floor_divide"].constraints) == before
+    assert engine.learned.get("torch.floor_divide", []) == []
+
+
+def test_engine_breaks_rank_bounds_as_edges(specs) -> None:
+    spec = specs["torch.nn.functional.avg_pool2d"]
+    engine = ApiEngine(seed=2, libraries=("torch",), specs={spec.api: spec},
+                       counterparts={}, violate_share=1.0, edge_share=1.0)
+    ranks = set()
+    for _ in range(30):
+        for draw in engine._break_rank(spec, 4):
+            assert draw.expect == "edge:rank:input" and not draw.violated
+            ranks.add(draw.values["input"].ndim)
+    assert ranks and not ranks & {3, 4}
+
+
+def test_edge_share_zero_proposes_no_edges(specs) -> None:
+    engine = ApiEngine(seed=1, libraries=("torch",), specs=dict(specs), counterparts={},
+                       edge_share=0.0)
+    assert not [c for c in engine.propose(200) if c.expect.startswith("edge:")]
