@@ -79,6 +79,7 @@ class KnownBug:
     tfjs_version: str | None = None
     in_specs: bool = True
     campaign: str = ""
+    note: str = ""
     file: str = ""
 
     @property

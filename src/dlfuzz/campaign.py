@@ -41,6 +41,9 @@ from dlfuzz.triage.confirm import FreshRerun
 from dlfuzz.triage.stored import filled
 from dlfuzz.triage.triager import Triage, TriageSettings
 
+# How often the engine's per-API stats are written to the campaign (and at the end).
+STATS_EVERY_S = 10.0
+
 
 @dataclass
 class Progress:
@@ -142,6 +145,7 @@ class Campaign:
         self.engine.keep_programs(store.root / "programs")  # generated programs, as .py files
         self.progress = Progress(budget_s=settings.budget_s)
         self._stop = False
+        self._stats_saved = 0.0
         self._signals = 0
 
     # ---- the pieces the oracles and triage call back into ------------------------------
@@ -233,6 +237,9 @@ class Campaign:
                     time.monotonic() + max(0.0, self.settings.budget_s - p.elapsed_before))
                 self._backfill_root_causes()
                 self._repair_folders()
+                saved = self.store.meta().get("api_stats")
+                if isinstance(saved, dict):
+                    self.engine.load_api_stats(saved)
                 batch = self.store.last_batch() + 1
                 p.state = "fuzzing"
                 self.on_progress(p)
@@ -244,6 +251,7 @@ class Campaign:
                 pass  # the batch in flight is cut (see the module docstring)
             p.state = "interrupted" if p.interrupted else "done"
         finally:
+            self._save_api_stats()
             self.pool.close()
         self.on_progress(p)
         return p
@@ -297,10 +305,19 @@ class Campaign:
                             for k, v in row.items()}
             p.backends[name] = row
         self.store.finish_batch(idx, len(cases), n_findings, time.time() - t0, counters, health)
+        if time.time() - self._stats_saved >= STATS_EVERY_S:
+            self._save_api_stats()
         self._refresh_bug_counts()
         self.on_progress(p)
         if cut is not None:
             raise cut
+
+    def _save_api_stats(self) -> None:
+        """The engine's per-API stats into the campaign's meta (``findings --stats``)."""
+        stats = self.engine.api_stats()
+        if stats:
+            self.store.set_meta(api_stats=stats)
+        self._stats_saved = time.time()
 
     def _refresh_bug_counts(self) -> None:
         bugs = self.store.bugs()

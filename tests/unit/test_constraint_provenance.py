@@ -91,7 +91,7 @@ def test_provenance_phrases() -> None:
 def test_learned_constraints_count_independent_rejections() -> None:
     specs = {DROPOUT: load_library("torch")[DROPOUT]}
     e = ApiEngine(seed=5, libraries=("torch",), specs=specs, counterparts={},
-                  violate_share=0.0)
+                  violate_share=0.0, edge_share=0.0)  # edge inputs teach nothing
     cases = e.propose(2)
     message = "Expected input to have at least 2 dimensions, got {}"
     for case in cases:
@@ -156,7 +156,7 @@ def test_a_boundary_finding_without_a_known_source_is_a_hand_table_one() -> None
 def test_a_constraint_learned_from_one_rejection_is_never_broken_on_purpose() -> None:
     specs = {DROPOUT: load_library("torch")[DROPOUT]}
     e = ApiEngine(seed=5, libraries=("torch",), specs=specs, counterparts={},
-                  violate_share=0.0)
+                  violate_share=0.0, edge_share=0.0)  # edge inputs teach nothing
     cases = e.propose(2)
     message = "Expected input to have at least 2 dimensions, got {}"
 

@@ -27,6 +27,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("dir", type=Path, help="campaign directory")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--all", action="store_true", help="include flaky (unconfirmed) findings")
+    p.add_argument("--stats", action="store_true",
+                   help="per API: cases, valid rate, yield, findings, crashes, energy "
+                        "(instead of the bugs)")
+    p.add_argument("--top", type=int, default=40, metavar="N",
+                   help="with --stats: the N APIs with the most cases (0: all)")
     p.set_defaults(func=run)
 
 
@@ -98,6 +103,8 @@ def class_counts(records: list[dict[str, Any]]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.stats:
+        return show_stats(args)
     store = Store.open(args.dir)
     try:
         bugs = store.bugs() if args.all else store.bugs("confirmed")
@@ -144,3 +151,56 @@ def findings_table(records: list[dict[str, Any]], title: str, width: int = 80) -
     for row in rows:
         table.add_row(*(literal(v) for v in row))
     return table
+
+
+# (key in the stats, column head): cases in valid mode, their valid rate, the yield (share
+# of cases that showed something new), new ones, findings, worker deaths, violate-mode
+# cases and the share of their rejections from native code, the schedule's energy.
+STAT_COLUMNS = (("tried", "cases"), ("valid_rate", "valid"), ("yield", "yield"),
+                ("novel", "new"), ("findings", "finds"), ("crashes", "crash"),
+                ("violate_tried", "viol"), ("native_rate", "native"),
+                ("weight", "energy"))
+
+
+def show_stats(args: argparse.Namespace) -> int:
+    """Per-API stats of the campaign's engine (``Engine.api_stats``), most cases first."""
+    store = Store.open(args.dir)
+    try:
+        stats = store.meta().get("api_stats") or {}
+    finally:
+        store.close()
+    rows = sorted(stats.items(), key=lambda kv: (-kv[1].get("tried", 0), kv[0]))
+    if args.json:
+        print(json.dumps(dict(rows), indent=2))
+        return 0
+    console = plain_console()
+    if not rows:
+        console.print(literal(f"no per-API stats in {args.dir} (an engine without them, or "
+                              "a campaign stored before they existed)"))
+        return 0
+    shown = rows[:args.top] if args.top > 0 else rows
+    cells = [[_cell(row.get(key, 0)) for key, _ in STAT_COLUMNS] for _, row in shown]
+    widths = [max([len(head)] + [len(c[i]) for c in cells])
+              for i, (_, head) in enumerate(STAT_COLUMNS)]
+    width = min(console.width, 160)
+    api_width = max(12, width - sum(widths) - 2 * len(widths) - 2)
+    table = Table(title=literal(f"per-API stats in {args.dir}"), box=box.SIMPLE_HEAD,
+                  show_edge=False, pad_edge=False, collapse_padding=True)
+    table.add_column("api", width=api_width, no_wrap=True, overflow="ellipsis")
+    for (_, head), w in zip(STAT_COLUMNS, widths, strict=True):
+        table.add_column(head, width=w, justify="right", no_wrap=True)
+    for (api, _), row_cells in zip(shown, cells, strict=True):
+        table.add_row(literal(api), *row_cells)
+    console.print(table)
+    cases = sum(int(r.get("tried", 0)) for _, r in rows)
+    valid = sum(float(r.get("valid_rate", 0)) * int(r.get("tried", 0)) for _, r in rows)
+    console.print(literal(
+        f"{len(rows)} APIs tried, {cases} valid-mode cases, valid rate "
+        f"{valid / max(cases, 1):.1%}; shown: {len(shown)} (--top 0 shows all)"))
+    return 0
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.2f}" if value >= 0.01 or value == 0 else f"{value:.3g}"
+    return str(value)

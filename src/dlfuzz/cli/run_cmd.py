@@ -51,7 +51,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--edge-share", type=float,
                    help="api engine: share of input groups pushed to an edge of the value "
                         "space (integer extremes, one special float argument, a scalar "
-                        "outside its range, an empty dimension; default 0.25)")
+                        "outside its range, an empty dimension; default 0.35)")
     p.add_argument("--no-specials", action="store_true",
                    help="api engine: no NaN/Inf in generated tensors (IEEE corner cases "
                         "where libraries legitimately differ, e.g. inf weights over padding)")

@@ -127,6 +127,15 @@ class Engine:
         Default: the engine keeps one stream (reproducible only when never resumed).
         """
 
+    def api_stats(self) -> dict[str, dict[str, float]]:
+        """Per API (or per unit the engine schedules): cases, valid rate, yield... as
+        ``dlfuzz findings --stats`` shows them; stored with the campaign. Default: none."""
+        return {}
+
+    def load_api_stats(self, rows: dict[str, dict[str, float]]) -> None:
+        """Called on ``--resume`` with what ``api_stats`` stored, so the schedule goes on
+        from what the earlier runs learned. Default: nothing to restore."""
+
     def propose(self, n: int) -> list[Any]:
         """Called once per batch: the next ``n`` cases (fewer only when the engine has run
         dry). Cases are ``ApiCase``, ``GraphCase`` or ``ProgramCase`` of ``case_kind``.

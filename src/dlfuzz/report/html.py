@@ -135,6 +135,30 @@ def resolve_out(out: Path) -> Path:
     return out
 
 
+# Per-API stats shown in the report (key, head): the engine's schedule at the end.
+_API_COLUMNS = (("tried", "cases"), ("valid_rate", "valid rate"), ("yield", "yield"),
+                ("novel", "new outcomes"), ("findings", "findings"),
+                ("crashes", "crashes"), ("violate_tried", "violate cases"),
+                ("native_rate", "native rejections"), ("weight", "energy"))
+
+
+def _api_stats_section(stats: dict[str, dict[str, Any]]) -> str:
+    """Per-API cases, valid rate and yield (``Engine.api_stats``), most cases first."""
+    if not stats:
+        return ""
+    rows = sorted(stats.items(), key=lambda kv: (-kv[1].get("tried", 0), kv[0]))
+    cases = sum(int(r.get("tried", 0)) for _, r in rows)
+    valid = sum(float(r.get("valid_rate", 0)) * int(r.get("tried", 0)) for _, r in rows)
+    parts = [f"<h2>APIs ({len(rows)} tried; valid rate {valid / max(cases, 1):.1%})</h2>"
+             "<table><tr><th>API</th>"
+             + "".join(f"<th>{escape(h)}</th>" for _, h in _API_COLUMNS) + "</tr>"]
+    for api, row in rows:
+        parts.append(f"<tr><td>{escape(api)}</td>" + "".join(
+            f"<td>{escape(str(row.get(k, '')))}</td>" for k, _ in _API_COLUMNS) + "</tr>")
+    parts.append("</table>")
+    return "".join(parts)
+
+
 def write_report(store: Store, out: Path | None = None) -> Path:
     out = out or store.root / "report" / "index.html"
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -182,6 +206,7 @@ def write_report(store: Store, out: Path | None = None) -> Path:
                     f"<td>{escape(b.symptom)}</td><td>{escape(b.guilty_backend)}</td>"
                     f"<td>{escape(b.api)}</td><td>{escape(b.message[:200])}</td></tr>")
     html.append("</table>")
+    html.append(_api_stats_section(meta.get("api_stats") or {}))
     html.extend(_bug_section(store, b) for b in bugs)
     html.append("</body></html>")
     out.write_text("".join(html), encoding="utf-8", errors="backslashreplace")

@@ -44,6 +44,7 @@ from dlfuzz.engines.api.libdraw import Draw
 EDGES = ("int-extremes", "special-one", "outside-range", "empty")
 INT_SHARES = (0.5, 1.0)       # share of an integer tensor's elements set to extremes
 INT_SCALAR_P = 0.3            # an integer scalar takes an extreme this often
+INT_WEIGHT = 3                # int-extremes counts as this many choices
 SCALAR_INTS = (-2**63, -2**31, -1, 0, 1, 2**31 - 1, 2**63 - 1)
 FAR = 1e9                     # "far outside" a range, for floats
 SPECIAL_WHOLE_P = 0.5         # special-one fills the whole argument this often
@@ -121,7 +122,9 @@ def choices(draw: Draw) -> list[tuple[str, str]]:
         if structure in ("int", "float", "ints") and _bounded(draw, name) is not None:
             out.append(("outside-range", name))
     if ints:
-        out.append(("int-extremes", "*"))
+        # One entry stands for every integer argument at once: weighted like several
+        # per-parameter ones, so integer APIs get integer extremes as often as the rest.
+        out.extend([("int-extremes", "*")] * INT_WEIGHT)
     return out
 
 

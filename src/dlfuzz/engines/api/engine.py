@@ -26,10 +26,13 @@ the backends charge for a new one (see ``NEW_SIGNATURE_MIN``). Such an API is
 library-neutral: its cases call it wherever a library of the campaign has it (its own
 or a counterpart), and it counts as valid when any backend runs it.
 
-APIs are picked by weight: an API whose cases never run (a spec that is wrong for the
-installed versions) is sampled less and less, never dropped; each case that hangs or
-kills a worker halves its API's weight, since it costs a timeout or a restart and most
-likely repeats a bug already reported. Everything random comes from streams seeded by
+APIs are picked by energy (``schedule.py``, an AFL-style power schedule): valid rate
+and yield (the share of an API's cases that showed something new) raise it, each case
+that hangs or kills a worker halves it, and a floor keeps every API in play; violate
+mode leans toward APIs whose rejections come from native code. A share of the valid
+groups (``edge_share``) are edge inputs (``edges.py``): integer extremes, one special
+float argument, a scalar outside its range, an empty dimension, or (from the violate
+share) a rank outside its bound. Everything random comes from streams seeded by
 (seed, batch), so a seed (with the same feedback) reproduces the same cases.
 """
 
@@ -38,7 +41,7 @@ from __future__ import annotations
 import difflib
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -55,6 +58,7 @@ from dlfuzz.engines.api.libspecs import (
     load_set,
 )
 from dlfuzz.engines.api.rulegen import RuleGenerator, Signature, subnormals_for
+from dlfuzz.engines.api.schedule import NATIVE_ERRORS, ApiStats, message_key, violate_share
 from dlfuzz.engines.api.settings import GENERATORS, ApiEngineSettings
 from dlfuzz.engines.base import Engine, EngineSettings
 from dlfuzz.errors import UsageError
@@ -63,12 +67,12 @@ from dlfuzz.libraries import of_backend
 GROUP_SIZE = (4, 8)
 # Valid groups pushed to an edge of the value space (integer extremes, one special float
 # argument, a scalar outside its range, an empty dimension: ``edges.py``). Where known
-# bugs of released libraries are; a quarter keeps three quarters for ordinary values,
-# which the differential oracle judges best.
-EDGE_SHARE = 0.25
+# bugs of released libraries are; the rest stays with ordinary values, which the
+# differential oracle judges best.
+EDGE_SHARE = 0.35
 # Of the violate-mode groups, this share breaks a tensor's rank bound instead (an edge
 # input: ``_break_rank``), where aborts on unsupported ranks are.
-RANK_EDGE_P = 0.3
+RANK_EDGE_P = 0.5
 # Signature reuse (rule APIs). A new (shapes, dtypes, static arguments) costs a
 # compilation in jax (even op by op), jax.jit, torch.compile and XLA: 50 ms to seconds; in
 # numpy or eager torch it costs nothing. So each API keeps a pool of signatures, and a
@@ -82,9 +86,10 @@ COMPILE_SHARE = 0.5
 POOL_MIN = 2
 POOL_MAX = 32
 COST_EMA = 0.05  # smoothing of the measured first-case and later-case costs
-MIN_WEIGHT = 0.05   # an API that never ran keeps this share of a healthy API's weight
-PRIOR = (1.0, 2.0)  # Beta-like prior: (ok, tried) before any feedback
 COSTLY = frozenset({"timeout", "crash", "oom"})
+# The counters of an API's stats a resumed campaign restores (what ``api_stats`` stored).
+RESTORED = ("tried", "ran_somewhere", "ran_everywhere", "costly", "crashes", "findings",
+            "novel", "violate_tried", "violate_native")
 # Constraints a violate-mode input may break: those the library's own code, errors or
 # operator definitions vouch for. Prose, LLM and hand-written ones can be narrower than
 # what the library accepts, and breaking a wrong constraint makes a false report.
@@ -96,28 +101,6 @@ VIOLATE_SOURCES = frozenset({"validation", "error", "signature"})
 MIN_REJECTIONS = 2
 RECENT_OK = 16  # ok draws remembered per API, to check a learned constraint against
 MAX_LEARNED = 8  # error-feedback constraints added per API in one campaign
-
-
-@dataclass
-class ApiStats:
-    """What feedback taught about one API."""
-
-    tried: int = 0
-    ran_somewhere: int = 0   # at least one backend (of the API's library) returned ok
-    ran_everywhere: int = 0  # every backend returned ok
-    costly: int = 0          # cases that hung or killed a worker (seconds each)
-    findings: int = 0
-
-    @property
-    def valid_rate(self) -> float:
-        return (self.ran_somewhere + PRIOR[0]) / (self.tried + PRIOR[1])
-
-    @property
-    def weight(self) -> float:
-        """Valid APIs are drawn more; each hang or crash halves the weight again, since
-        it costs a timeout or a worker restart and most likely repeats a known bug."""
-        base = MIN_WEIGHT + (1.0 - MIN_WEIGHT) * self.valid_rate
-        return max(MIN_WEIGHT * MIN_WEIGHT, base / (1 << min(self.costly, 16)))
 
 
 class ApiEngine(Engine):
@@ -220,19 +203,31 @@ class ApiEngine(Engine):
                  findings: Sequence[Finding]) -> None:
         stats = self.stats.get(getattr(case, "api", ""))
         draw = self._draws.pop(getattr(case, "id", ""), None)
-        if stats is None or case.invalid:
+        if stats is None:
             return
         spec = self.specs[case.api]
         own = [o for b, o in outcomes.items()
                if spec.shapes or _library_of(b) == spec.library]
+        self._cdf = None
+        # What the case showed, for the yield: each backend's outcome kind (with the
+        # exception's message, numbers left out) and each finding's signature.
+        keys = {f"{b}:{o.status}" + (f":{message_key(o.exc_type, o.message)}"
+                                     if not o.ok else "") for b, o in outcomes.items()}
+        keys |= {f.signature for f in findings}
+        stats.novel += stats.observe(keys)
+        stats.costly += any(o.status in COSTLY for o in outcomes.values())
+        stats.crashes += any(o.status == "crash" for o in outcomes.values())
+        stats.findings += len(findings)
+        if case.invalid:
+            stats.violate_tried += 1
+            stats.violate_native += any(o.status == "exception" and o.exc_type in
+                                        NATIVE_ERRORS for o in own)
+            return
         if spec.shapes:
             self._measure(case, outcomes)
         stats.tried += 1
         stats.ran_somewhere += any(o.ok for o in own)
         stats.ran_everywhere += bool(outcomes) and all(o.ok for o in outcomes.values())
-        stats.costly += any(o.status in COSTLY for o in outcomes.values())
-        stats.findings += len(findings)
-        self._cdf = None
         if draw is None or not own:
             return
         if any(o.ok for o in own):
@@ -253,7 +248,8 @@ class ApiEngine(Engine):
         size = int(self.rng.integers(lo, hi + 1))
         if spec.shapes:
             return self._rule_group(spec, size)
-        if self.violate_share and self.rng.random() < self.violate_share:
+        if self.violate_share and self.rng.random() < violate_share(
+                self.violate_share, self.stats[spec.api]):
             if self.edge_share and self.rng.random() < RANK_EDGE_P:
                 draws = self._break_rank(spec, size)
             else:
@@ -509,11 +505,23 @@ class ApiEngine(Engine):
                 out.setdefault(cp.library, cp)
         return [out[lib] for lib in sorted(out)]
 
+    def api_stats(self) -> dict[str, dict[str, float]]:
+        return {n: row for n, row in self.summary().items() if row["tried"]
+                or row["violate_tried"]}
+
+    def load_api_stats(self, rows: dict[str, dict[str, float]]) -> None:
+        for name, row in rows.items():
+            stats = self.stats.get(name)
+            if stats is None:
+                continue
+            for key in RESTORED:
+                setattr(stats, key, int(row.get(key, 0)))
+        self._cdf = None
+
     def summary(self) -> dict[str, dict[str, float]]:
-        return {n: {"tried": s.tried, "ran_somewhere": s.ran_somewhere,
-                    "ran_everywhere": s.ran_everywhere, "costly": s.costly,
-                    "findings": s.findings, "valid_rate": round(s.valid_rate, 3),
-                    "learned": len(self.learned.get(n, ()))}
+        """Per API: cases, valid rate, yield, findings, crashes, energy (``schedule``),
+        and the constraints learned in this campaign."""
+        return {n: {**s.row(), "learned": len(self.learned.get(n, ()))}
                 for n, s in self.stats.items()}
 
 

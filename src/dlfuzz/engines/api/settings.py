@@ -22,7 +22,7 @@ class ApiEngineSettings(EngineSettings):
     generator: str = "adjust"
     violate_share: float = 0.1  # share of inputs that break one constraint
     # share of valid groups pushed to an edge of the value space (engines/api/edges.py)
-    edge_share: float = 0.25
+    edge_share: float = 0.35
     # format-2 spec files instead of the built-in ones (empty: built-in)
     spec_files: tuple[str, ...] = field(default=(), metadata={"flag": "--spec-file"})
     # NaN/Inf/extreme values in generated tensors

@@ -1,0 +1,107 @@
+"""Where the API engine spends its budget: per-API energy from what each API yields.
+
+An AFL-style power schedule over APIs instead of inputs. Every API keeps a floor of
+energy (``MIN_WEIGHT`` of a healthy API's), so none is ever dropped; above it, energy
+grows with
+
+* the valid rate: an API whose inputs never run (a spec wrong for the installed
+  release) teaches little;
+* the yield: the share of its cases that showed something new for it (an outcome
+  kind, an exception message, a finding, a crash with a new message) since the
+  campaign began, with a Beta-like prior so a fresh API starts at the average. An
+  API still producing new behaviour gets up to ``1 + NOVELTY_BOOST`` times the energy;
+  one that has settled (the same result, the same rejection) falls back to its base.
+
+Each case that hangs or kills a worker halves the API's energy, down to a floor: it
+costs a timeout or a worker restart and most likely repeats a bug already reported
+(a crash with a new message counts as novelty too, which gives some of it back).
+
+Violate mode goes where invalid inputs reach native code: an API whose rejections come
+from C++/XLA/wasm checks (RuntimeError, InvalidArgumentError, ...) rather than from
+Python-level argument checks (TypeError, ValueError) gets a larger share of violate
+inputs, since a missing check there is a crash rather than a clean error.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+MIN_WEIGHT = 0.05   # an API that never ran keeps this share of a healthy API's weight
+PRIOR = (1.0, 2.0)  # Beta-like prior: (ok, tried) before any feedback
+NOVELTY_PRIOR = (1.0, 4.0)  # (novel, tried) before any feedback
+NOVELTY_BOOST = 3.0  # energy of an API all of whose cases are new: (1 + boost) x base
+MAX_HALVINGS = 6     # hangs and crashes divide energy by at most 2**MAX_HALVINGS
+MEMORY = 64          # distinct outcome kinds and messages remembered per API
+# Exception types raised by native code (C++ checks, XLA, wasm traps as JS errors)
+# rather than by the Python layer's argument checks.
+NATIVE_ERRORS = frozenset({"RuntimeError", "InvalidArgumentError", "InternalError",
+                           "XlaRuntimeError", "UnimplementedError", "OutOfRangeError",
+                           "FailedPreconditionError", "ResourceExhaustedError", "Error",
+                           "NativeCrash"})
+_NUMBERS = re.compile(r"-?\d+(\.\d+)?(e[-+]?\d+)?")
+
+
+def message_key(exc_type: str, message: str) -> str:
+    """An exception's identity without its numbers (shapes, sizes, values)."""
+    return f"{exc_type}:{_NUMBERS.sub('#', message)[:120]}"
+
+
+@dataclass
+class ApiStats:
+    """What feedback taught about one API (``summary`` shows it per API)."""
+
+    tried: int = 0
+    ran_somewhere: int = 0   # at least one backend (of the API's library) returned ok
+    ran_everywhere: int = 0  # every backend returned ok
+    costly: int = 0          # cases that hung or killed a worker (seconds each)
+    crashes: int = 0         # of them, worker deaths (signal, abort)
+    findings: int = 0
+    novel: int = 0           # cases that showed something new for this API
+    violate_tried: int = 0   # violate-mode cases
+    violate_native: int = 0  # of them, rejected by native code (``NATIVE_ERRORS``)
+    seen: set[str] = field(default_factory=set)  # outcome kinds and message keys
+
+    @property
+    def valid_rate(self) -> float:
+        return (self.ran_somewhere + PRIOR[0]) / (self.tried + PRIOR[1])
+
+    @property
+    def yield_rate(self) -> float:
+        """The share of cases that showed something new (with the prior)."""
+        return (self.novel + NOVELTY_PRIOR[0]) / (self.tried + NOVELTY_PRIOR[1])
+
+    @property
+    def native_rate(self) -> float:
+        """The share of violate-mode rejections that came from native code."""
+        return (self.violate_native + 1.0) / (self.violate_tried + 2.0)
+
+    @property
+    def weight(self) -> float:
+        base = MIN_WEIGHT + (1.0 - MIN_WEIGHT) * self.valid_rate
+        energy = base * (1.0 + NOVELTY_BOOST * self.yield_rate)
+        return max(MIN_WEIGHT * MIN_WEIGHT, energy / (1 << min(self.costly, MAX_HALVINGS)))
+
+    def observe(self, keys: set[str]) -> bool:
+        """Record what a case showed (outcome kinds, message keys, finding signatures);
+        True when any of it is new for this API."""
+        new = keys - self.seen
+        if new and len(self.seen) < MEMORY:
+            self.seen |= set(sorted(new)[:MEMORY - len(self.seen)])
+        return bool(new)
+
+    def row(self) -> dict[str, float]:
+        return {"tried": self.tried, "ran_somewhere": self.ran_somewhere,
+                "ran_everywhere": self.ran_everywhere, "costly": self.costly,
+                "crashes": self.crashes, "findings": self.findings, "novel": self.novel,
+                "valid_rate": round(self.valid_rate, 3),
+                "yield": round(self.yield_rate, 3),
+                "violate_tried": self.violate_tried,
+                "native_rate": round(self.native_rate, 3),
+                "weight": round(self.weight, 4)}
+
+
+def violate_share(base: float, stats: ApiStats) -> float:
+    """The API's share of violate-mode groups: the campaign's share, from half of it (all
+    rejections in Python) to one and a half times it (all in native code)."""
+    return min(1.0, base * (0.5 + stats.native_rate))
