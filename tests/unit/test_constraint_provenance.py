@@ -127,7 +127,7 @@ def torch_pool() -> Iterator[Pool]:
 def test_a_validation_finding_names_its_constraints_source(torch_pool: Pool) -> None:
     specs = {DROPOUT: load_library("torch")[DROPOUT]}
     e = ApiEngine(seed=2, libraries=("torch",), specs=specs, counterparts={},
-                  violate_share=1.0)
+                  violate_share=1.0, edge_share=0.0)
     cases = e.propose(8)
     assert all(c.invalid for c in cases)
     ctx = OracleContext(None, {"torch": "torch"}, {"torch": False},
@@ -146,7 +146,7 @@ def test_a_validation_finding_names_its_constraints_source(torch_pool: Pool) -> 
 def test_a_boundary_finding_without_a_known_source_is_a_hand_table_one() -> None:
     specs = {DROPOUT: load_library("torch")[DROPOUT]}
     e = ApiEngine(seed=2, libraries=("torch",), specs=specs, counterparts={},
-                  violate_share=1.0)
+                  violate_share=1.0, edge_share=0.0)
     case = e.propose(1)[0]
     ctx = OracleContext(None, {"torch": "torch"}, {"torch": False})
     (f,) = BoundaryOracle().check(case, {"torch": Outcome("torch", "ok")}, ctx)

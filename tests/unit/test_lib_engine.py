@@ -62,6 +62,7 @@ def engine(specs: dict, **kw: object) -> ApiEngine:
     cps = {"torch.nn.functional.conv2d": [FakeCp("jax", "jax.lax.conv"),
                                           FakeCp("numpy", "numpy.convolve")]}
     kw.setdefault("violate_share", 0.0)
+    kw.setdefault("edge_share", 0.0)  # edge inputs have tests of their own (test_edges)
     return ApiEngine(seed=3, libraries=("torch", "jax"), specs=specs, counterparts=cps, **kw)
 
 
