@@ -105,3 +105,13 @@ def test_violate_mode_and_edge_expectations(pool: Pool) -> None:
                       expect="edge:special-one:input")
     found, _, _, _ = _check(pool, edge)
     assert [f.oracle for f in found] == ["dtype"]
+
+
+def test_a_float_scalar_argument_allows_only_non_finite_splits(pool: Pool) -> None:
+    from dlfuzz.cases import Call, Ref, Tensor
+    x = np.array([0.98876953125, 0.5], dtype=np.float16)
+    # torch rounds eps to float16 in the float16 run: clamp bounds differ from float64's
+    case = ApiCase("logit", (Tensor.from_numpy(x),),
+                   (("torch", Call("torch.logit", (Ref(0),), (("eps", 0.0112),))),))
+    found, ctx, _, _ = _check(pool, case)
+    assert found == [], [f.message for f in found]

@@ -17,7 +17,10 @@ sensitivity). A NaN or infinity on one side only is judged at the allowance itse
 library that computes in the low dtype throughout (and so rounds more than the nudges
 move) is inside that margin; a kernel that is wrong in bfloat16 alone, or turns an
 out-of-range argument into inf where float64 gives NaN, is not. Random APIs (dropout)
-are left alone: two runs of them differ by design. Findings carry the differential oracle's details (``special_values``, ``demoted``,
+are left alone: two runs of them differ by design. Where the call passes a float scalar
+(``logit(x, eps=0.011)``), the low-precision run rounds it to the low dtype and the
+float64 run does not, which the nudges (tensors only) do not measure: there only a NaN
+or infinity on one side counts. Findings carry the differential oracle's details (``special_values``, ``demoted``,
 ...) and its symptoms (``numeric``, ``nan``), so severity and triage treat them alike.
 """
 
@@ -63,6 +66,14 @@ def _candidates(case: ApiCase, outcomes: dict[str, Outcome], ctx: OracleContext
             and o.outputs and any(t.dtype in LOW for t in o.outputs)]
 
 
+def _float_scalars(case: ApiCase) -> bool:
+    """Whether the API's own call passes a non-integral float scalar (``eps=0.011``)."""
+    call = case.calls[0][1]
+    values = list(call.args) + [v for _, v in call.kwargs]
+    flat = [x for v in values for x in (v if isinstance(v, tuple) else (v,))]
+    return any(isinstance(x, float) and not float(x).is_integer() for x in flat)
+
+
 def _near_overflow(case: ApiCase) -> bool:
     """A low-precision input at or above the square root of its dtype's largest value."""
     for t in case.tensors:
@@ -104,6 +115,9 @@ class DtypeOracle(Oracle):
                 continue
             if verdict.symptom == "numeric" and verdict.ratio <= MARGIN:
                 ctx.stats["dtype_within_margin"] += 1
+                continue
+            if verdict.symptom == "numeric" and _float_scalars(case):
+                ctx.stats["dtype_float_scalar"] += 1
                 continue
             f = finding(self.name, verdict.symptom, case, backend, outcome.stage,
                         _message(backend, verdict), signature_message=_signature(case),
