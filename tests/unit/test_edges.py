@@ -154,3 +154,27 @@ def test_edge_share_zero_proposes_no_edges(specs) -> None:
     engine = ApiEngine(seed=1, libraries=("torch",), specs=dict(specs), counterparts={},
                        edge_share=0.0)
     assert not [c for c in engine.propose(200) if c.expect.startswith("edge:")]
+
+
+def test_integer_extremes_join_mixed_dtypes(tmp_path) -> None:
+    """A draw with a float32 dividend and an int8 divisor (the spec allows both for both)
+    mostly becomes int8 and int8, so the extremes of both arguments meet."""
+    doc = {"format": 2, "library": "torch", "apis": [
+        {"api": "torch.floor_divide", "params": [
+            {"name": "input", "type": ["tensor"], "rank": [1, 1],
+             "dtypes": ["int8", "float32"]},
+            {"name": "other", "type": ["tensor"], "rank": [1, 1],
+             "dtypes": ["int8", "float32"]}],
+         "constraints": ["input.shape[0] == other.shape[0]"]}]}
+    path = tmp_path / "mixed.json"
+    path.write_text(json.dumps(doc))
+    spec = load_file(path)[0]
+    joined = both_int = 0
+    for group in _groups(spec, "int-extremes", 40, seed=5):
+        d = group[0]
+        dtypes = {d.values["input"].dtype.name, d.values["other"].dtype.name}
+        both_int += dtypes == {"int8"}
+        joined += all(len({m.values[k].dtype for m in group}) == 1
+                      for k in ("input", "other"))
+    assert joined == 40  # one signature per group still
+    assert both_int >= 25

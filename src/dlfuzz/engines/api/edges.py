@@ -11,7 +11,9 @@ so a group stays one compiled signature:
     every integer tensor gets its dtype's extremes (min, min + 1, -1, 0, 1, max - 1,
     max) in a share of its elements, and each integer scalar such values with a smaller
     probability. All integers at once, since the classic crashes need two at once
-    (``INT_MIN`` in the dividend where the divisor holds ``-1``).
+    (``INT_MIN`` in the dividend where the divisor holds ``-1``); mostly the other
+    tensors are first cast to the integer dtype where their spec allows it (a draw that
+    mixed dtypes, float32 dividend and int8 divisor, becomes int8 and int8).
 ``special-one``
     one floating argument (tensor or scalar) gets NaN, +inf, -inf, -0.0 or the dtype's
     largest or smallest normal value; every other floating tensor is made finite, so
@@ -45,6 +47,7 @@ EDGES = ("int-extremes", "special-one", "outside-range", "empty")
 INT_SHARES = (0.5, 1.0)       # share of an integer tensor's elements set to extremes
 INT_SCALAR_P = 0.3            # an integer scalar takes an extreme this often
 INT_WEIGHT = 3                # int-extremes counts as this many choices
+JOIN_P = 0.7                  # int-extremes casts the other tensors to the integer dtype
 SCALAR_INTS = (-2**63, -2**31, -1, 0, 1, 2**31 - 1, 2**63 - 1)
 FAR = 1e9                     # "far outside" a range, for floats
 SPECIAL_WHOLE_P = 0.5         # special-one fills the whole argument this often
@@ -151,7 +154,9 @@ def _plan(mechanism: str, name: str, draw: Draw, rng: np.random.Generator) -> di
         scalars = {n: int(SCALAR_INTS[int(rng.integers(len(SCALAR_INTS)))])
                    for n, s in draw.structures.items()
                    if s == "int" and not _enum(draw, n) and rng.random() < INT_SCALAR_P}
-        return {"share": INT_SHARES[int(rng.integers(len(INT_SHARES)))], "scalars": scalars}
+        join = _joined(draw) if rng.random() < JOIN_P else {}
+        return {"share": INT_SHARES[int(rng.integers(len(INT_SHARES)))], "scalars": scalars,
+                "join": join}
     if mechanism == "special-one":
         if isinstance(draw.values[name], float):
             pool = float_specials(np.dtype(np.float64))
@@ -194,11 +199,34 @@ def _int_extremes(draw: Draw, name: str, plan: dict[str, Any], rng: np.random.Ge
         return out
 
     values = dict(draw.values)
+    joined = plan["join"]
     for n, v in values.items():
+        if n in joined and isinstance(v, np.ndarray) and v.dtype != joined[n]:
+            with np.errstate(invalid="ignore", over="ignore"):  # NaN/inf: some integer
+                v = np.nan_to_num(v.astype(np.float64)).astype(joined[n])
         if _arrays(v):
             values[n] = _map_arrays(v, push)
     values.update(plan["scalars"])
     return values
+
+
+def _joined(draw: Draw) -> dict[str, np.dtype]:
+    """The floating or integer tensors that take the first integer tensor's dtype (where
+    their spec allows it): the dividend and the divisor both integers, as the extremes
+    need, also where the draw had mixed them."""
+    ints = [a.dtype for v in draw.values.values() for a in _arrays(v) if _is_int(a)]
+    if not ints:
+        return {}
+    target = ints[0]
+    out = {}
+    for name, value in draw.values.items():
+        if not isinstance(value, np.ndarray) or value.dtype == target or value.dtype.kind \
+                not in "iuf" and value.dtype != ml_dtypes.bfloat16:
+            continue
+        param = draw.spec.param(name)
+        if param is not None and (not param.dtypes or target.name in param.dtypes):
+            out[name] = target
+    return out
 
 
 def _special_one(draw: Draw, name: str, plan: dict[str, Any], rng: np.random.Generator
