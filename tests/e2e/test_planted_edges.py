@@ -1,0 +1,88 @@
+"""Bugs only the recall mechanisms reach, found unaided (no ``--apis``) on real torch.
+
+Three bugs are planted in the torch worker at once, and one campaign runs over every
+torch spec with default settings:
+
+* ``planted_torch_floordiv_extreme``: ``torch.floor_divide`` dies of SIGFPE where an
+  integer dividend holds its dtype's minimum and the divisor -1 (the classic integer
+  division crash). Only integer extremes in both arguments at once reach it
+  (``edges.py``: ``int-extremes``); valid draws keep integers in [-10, 10].
+* ``planted_torch_pool_rank_abort``: ``torch.nn.functional.avg_pool2d`` aborts on an
+  input whose rank is not 3 or 4 (a failed CHECK). Only an edge input breaking the rank
+  bound reaches it (violate mode breaks library-vouched constraints only).
+* ``planted_torch_hardswish_bf16``: ``torch.nn.functional.hardswish`` is wrong for
+  bfloat16 only. No other library has a validated counterpart, so only the dtype oracle
+  (torch against itself in float64) sees it.
+
+Each must be confirmed, and its reproducer must show it with the plant and pass
+without it. A campaign of the code before these mechanisms finds none of the three.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from executor_support import dlfuzz_cli, planted_env
+
+PLANTS = ("planted_torch_floordiv_extreme", "planted_torch_pool_rank_abort",
+          "planted_torch_hardswish_bf16")
+BUDGET = "420s"
+
+
+@pytest.fixture(scope="module")
+def bugs(tmp_path_factory) -> list[dict]:
+    out = tmp_path_factory.mktemp("edges") / "c"
+    preload = [arg for p in PLANTS for arg in ("--preload", f"torch={p}")]
+    proc = dlfuzz_cli("run", "--engine", "api", "--backends", "torch", "--seed", "1",
+                      "--budget", BUDGET, "--out", str(out), "--quiet", *preload,
+                      timeout=2400)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    listing = dlfuzz_cli("findings", str(out), "--json", timeout=120)
+    assert listing.returncode == 0, listing.stderr
+    return json.loads(listing.stdout)
+
+
+def _one(bugs: list[dict], api: str, severity: str) -> dict:
+    mine = [b for b in bugs if b["api"] == api and b["severity"] == severity
+            and b["guilty_backend"] == "torch"]
+    assert mine, [(b["api"], b["severity"], b["message"][:80]) for b in bugs]
+    assert mine[0]["confirmed"]
+    return mine[0]
+
+
+def _repro(script: str, planted: str | None) -> subprocess.CompletedProcess:
+    code = f"import runpy; runpy.run_path({script!r}, run_name='__main__')"
+    if planted is not None:
+        code = f"import {planted}; " + code
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, env=planted_env())
+
+
+def test_integer_extremes_find_the_division_crash(bugs) -> None:
+    bug = _one(bugs, "torch.floor_divide", "crash")
+    assert "SIGFPE" in bug["message"]
+    script = bug["repro"]["torch"]
+    assert _repro(script, "planted_torch_floordiv_extreme").returncode != 0
+    assert _repro(script, None).returncode == 0
+
+
+def test_a_rank_outside_the_bound_finds_the_abort(bugs) -> None:
+    bug = _one(bugs, "torch.nn.functional.avg_pool2d", "crash")
+    assert "SIGABRT" in bug["message"]
+    case = json.loads((Path(bug["dir"]) / "case.json").read_text())
+    assert case["expect"].startswith("edge:rank:"), case["expect"]
+    script = bug["repro"]["torch"]
+    assert _repro(script, "planted_torch_pool_rank_abort").returncode != 0
+
+
+def test_the_dtype_oracle_finds_a_bfloat16_only_wrong_result(bugs) -> None:
+    bug = _one(bugs, "torch.nn.functional.hardswish", "wrong-result")
+    assert "bfloat16" in bug["message"] and "float64" in bug["message"]
+    script = bug["repro"]["torch"]
+    patched = _repro(script, "planted_torch_hardswish_bf16")
+    assert patched.returncode == 1 and "BUG present" in patched.stdout, patched.stdout
+    assert _repro(script, None).returncode == 0
