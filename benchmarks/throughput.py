@@ -2,10 +2,12 @@
 
 Prints, for backend sets {numpy, torch, jax} (eager) and with the compiled backends:
 cases/s of generation + execution + oracles (what a campaign does between triage steps),
-and cases/s of the executor alone. Then, for a call that takes >= 20 us, the time per case
+and cases/s of the executor alone, for the numpy-api engine (the shared numpy spec set)
+and for the api engine (every library's own specs: a real campaign's mix). Then, for a call that takes >= 20 us, the time per case
 through the harness divided by the raw library call timed in-process: the overhead ratio.
 
-Run: ``.venv/bin/python benchmarks/throughput.py [--seconds 15]``. Numbers go to
+Run: ``.venv/bin/python benchmarks/throughput.py [--seconds 15] [--engine api]
+[--only LABEL,...] [--no-overhead]``. Numbers go to
 docs/performance.md by hand, with the machine they ran on.
 """
 
@@ -30,6 +32,15 @@ SETS = {
     "eager numpy+torch+jax+tf": ["numpy", "torch", "jax", "tf"],
     "compiled torch-compile+jax-jit+tf-xla (+numpy, jax refs)":
         ["numpy", "jax", "torch-compile", "jax-jit", "tf-xla"],
+}
+
+# The api engine over the per-library specs (what ``dlfuzz run --engine api`` fuzzes):
+# every API of every library in the set, with its counterparts.
+API_SETS = {
+    "api numpy+torch+jax+tf": ["numpy", "torch", "jax", "tf"],
+    "api numpy+torch+jax": ["numpy", "torch", "jax"],
+    "api torch+torch-compile+jax+jax-jit+tf+tf-xla":
+        ["torch", "torch-compile", "jax", "jax-jit", "tf", "tf-xla"],
 }
 
 
@@ -138,16 +149,30 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=20.0, help="measured time per set")
     parser.add_argument("--warmup", type=float, default=40.0, help="uncounted time per set")
     parser.add_argument("--batch", type=int, default=256)
+    parser.add_argument("--engine", choices=("numpy-api", "api", "both"), default="both",
+                        help="numpy-api: the shared numpy spec set; api: the per-library "
+                             "specs of every library in the set (a real campaign's mix)")
+    parser.add_argument("--only", help="comma-separated backend-set labels to run")
+    parser.add_argument("--no-overhead", action="store_true",
+                        help="skip the harness-overhead table")
     args = parser.parse_args()
-    print(f"# dlfuzz API pipeline throughput: all specs, {args.warmup:.0f} s warm-up, then "
-          f"{args.seconds:.0f} s measured per set, batch {args.batch}")
-    print(f"{'backend set':60s} {'cases':>8s} {'pipeline/s':>11s} {'executor/s':>11s} "
-          f"{'suspicious':>10s} {'ref runs':>8s}")
-    for label, backends in SETS.items():
-        r = pipeline(backends, args.seconds, args.batch, args.warmup)
-        print(f"{label:60s} {r['cases']:8d} {r['pipeline_cps']:11.0f} "
-              f"{r['executor_cps']:11.0f} {r['suspicious']:10d} {r['reference_runs']:8d}",
-              flush=True)
+    engines = ("numpy-api", "api") if args.engine == "both" else (args.engine,)
+    only = set(args.only.split(",")) if args.only else None
+    for engine in engines:
+        print(f"# dlfuzz API pipeline throughput, engine {engine}: all specs, "
+              f"{args.warmup:.0f} s warm-up, then {args.seconds:.0f} s measured per set, "
+              f"batch {args.batch}")
+        print(f"{'backend set':60s} {'cases':>8s} {'pipeline/s':>11s} {'executor/s':>11s} "
+              f"{'suspicious':>10s} {'ref runs':>8s}")
+        for label, backends in (SETS if engine == "numpy-api" else API_SETS).items():
+            if only and label not in only:
+                continue
+            r = pipeline(backends, args.seconds, args.batch, args.warmup, engine)
+            print(f"{label:60s} {r['cases']:8d} {r['pipeline_cps']:11.0f} "
+                  f"{r['executor_cps']:11.0f} {r['suspicious']:10d} "
+                  f"{r['reference_runs']:8d}", flush=True)
+    if args.no_overhead:
+        return
     for op in OPS:
         shape = "x".join(map(str, OPS[op][3]))
         print(f"\n# harness overhead: float64 {op} {shape}")
