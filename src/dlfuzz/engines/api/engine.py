@@ -73,9 +73,9 @@ EDGE_SHARE = 0.35
 # Of the violate-mode groups, this share breaks a tensor's rank bound instead (an edge
 # input: ``_break_rank``), where aborts on unsupported ranks are.
 RANK_EDGE_P = 0.5
-# Signature reuse (rule APIs). A new (shapes, dtypes, static arguments) costs a
-# compilation in jax (even op by op), jax.jit, torch.compile and XLA: 50 ms to seconds; in
-# numpy or eager torch it costs nothing. So each API keeps a pool of signatures, and a
+# Signature reuse (rule APIs and per-library APIs alike). A new (shapes, dtypes, static
+# arguments) costs a compilation in jax (even op by op), jax.jit, torch.compile and XLA:
+# 50 ms to seconds; in numpy or eager torch it costs nothing. So each API keeps a pool of signatures, and a
 # group draws a new one with a probability that adapts to what the backends charge: the
 # extra time of a group's first case (compilation) over its later cases is measured from
 # feedback, and new signatures are drawn as often as keeps compilation at about
@@ -170,6 +170,8 @@ class ApiEngine(Engine):
         # Rule APIs: signature pools and the measured cost of a new signature.
         self.rulegen = RuleGenerator(subnormals=subnormals_for(self.libraries))
         self.pools: dict[str, list[Signature]] = {}
+        # Per-library APIs: templates of signatures drawn before (``_valid_group``).
+        self.templates: dict[str, list[Any]] = {}
         self._first_ids: set[str] = set()  # ids of first cases of a new signature
         self._first_cost = 0.0  # EMA of the slowest backend's time on such a case
         self._later_cost = 0.0  # EMA of the same for every other case
@@ -223,8 +225,7 @@ class ApiEngine(Engine):
             stats.violate_native += any(o.status == "exception" and o.exc_type in
                                         NATIVE_ERRORS for o in own)
             return
-        if spec.shapes:
-            self._measure(case, outcomes)
+        self._measure(case, outcomes)
         stats.tried += 1
         stats.ran_somewhere += any(o.ok for o in own)
         stats.ran_everywhere += bool(outcomes) and all(o.ok for o in outcomes.values())
@@ -256,10 +257,32 @@ class ApiEngine(Engine):
                 draws = self._violate(spec, size)
             if draws:
                 return [self._case(spec, d) for d in draws]
-        draws = self.generator.group(spec, size)
+        draws, new = self._valid_group(spec, size)
         if self.edge_share and self.rng.random() < self.edge_share:
             draws = edge_group(draws, self.rng) or draws
-        return [self._case(spec, d) for d in draws]
+        cases = [self._case(spec, d) for d in draws]
+        if new and cases:
+            self._first_ids.add(cases[0].id)
+        return cases
+
+    def _valid_group(self, spec: LibSpec, size: int) -> tuple[list[Any], bool]:
+        """A group of valid draws: of a new signature, or (as often as the measured
+        compile cost asks, see ``new_signature_p``) of one drawn before with fresh
+        values; and whether the signature is new."""
+        pool = self.templates.setdefault(spec.api, [])
+        if len(pool) < POOL_MIN or self.rng.random() < self.new_signature_p(size):
+            draws, template = self.generator.new_group(spec, size)
+            if template.plan.spec is spec:
+                if len(pool) < POOL_MAX:
+                    pool.append(template)
+                else:
+                    pool[int(self.rng.integers(len(pool)))] = template
+            return draws, True
+        template = pool[int(self.rng.integers(len(pool)))]
+        if template.plan.spec is not spec:  # the spec learned a constraint since
+            pool.remove(template)
+            return self._valid_group(spec, size)
+        return self.generator.regroup(template, size), False
 
     # ---- rule APIs: signature pools ---------------------------------------------------
     def _rule_group(self, spec: LibSpec, size: int) -> list[ApiCase]:

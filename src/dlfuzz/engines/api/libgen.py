@@ -202,6 +202,10 @@ class LibGenerator:
     def group(self, spec: LibSpec, n: int) -> list[Draw]:
         """``n`` inputs sharing shapes, dtypes and every non-tensor argument (one compiled
         signature), each with fresh tensor values."""
+        return self.new_group(spec, n)[0]
+
+    def new_group(self, spec: LibSpec, n: int) -> tuple[list[Draw], State]:
+        """``group``, and its signature as a template ``regroup`` draws more values for."""
         first = self._properties(spec)
         self._values(first)
         out = [self._finish(first)]
@@ -209,7 +213,14 @@ class LibGenerator:
         template.phase = 1
         for name, props in template.props.items():
             template.set_props(name, props)
-        for _ in range(max(1, n) - 1):
+        out.extend(self.regroup(template, max(1, n) - 1))
+        return out, template
+
+    def regroup(self, template: State, n: int) -> list[Draw]:
+        """``n`` more inputs of a signature ``new_group`` made: fresh tensor values only,
+        so a jit backend reuses what it compiled for the signature."""
+        out = []
+        for _ in range(n):
             member = template.copy()
             self._values(member, reshape=False)
             out.append(self._finish(member))
