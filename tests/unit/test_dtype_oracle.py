@@ -117,3 +117,34 @@ def test_a_float_scalar_argument_leaves_the_case_alone(pool: Pool) -> None:
                    (("torch", Call("torch.logit", (Ref(0),), (("eps", 0.0112),))),))
     found, ctx, _, runner = _check(pool, case)
     assert found == [] and runner.calls == 0 and ctx.stats["dtype_float_scalar"] == 1
+
+
+def _judge_outcome(pool: Pool, case: ApiCase, outputs: tuple[np.ndarray, ...]):
+    from dlfuzz.cases import Outcome, Tensor
+    judge, _ = make_judge(pool)
+    ctx = OracleContext(judge, LIBRARY_OF, COMPILED, deterministic=lambda c: True)
+    outcome = Outcome("torch", "ok", tuple(Tensor.from_numpy(np.asarray(o)) for o in outputs))
+    return DtypeOracle().check_many([(case, {"torch": outcome})], ctx)[0], ctx
+
+
+def test_integer_outputs_of_a_low_precision_call_are_not_judged(pool: Pool) -> None:
+    from dlfuzz.cases import Call, Ref, Tensor
+    x = np.array([[1.5, -2.0], [0.25, 3.0]], dtype=BF16)
+    case = ApiCase("max", (Tensor.from_numpy(x),),
+                   (("torch", Call("torch.max", (Ref(0),), (("dim", 0),))),))
+    values = np.array([1.5, 3.0], dtype=BF16)
+    # An index that differs (as a bin or an argmax does when rounding moves a value)
+    found, _ = _judge_outcome(pool, case, (values, np.array([1, 0])))
+    assert found == []
+    found, _ = _judge_outcome(pool, case, (np.array([2.5, 3.0], dtype=BF16),
+                                           np.array([0, 1])))
+    assert [f.oracle for f in found] == ["dtype"]  # a wrong value still counts
+
+
+def test_nan_kept_from_a_nan_input_is_not_blamed_on_the_low_dtype(pool: Pool) -> None:
+    case = _case(np.array([np.nan, 1.0], dtype=BF16), "torch.exp")
+    found, ctx = _judge_outcome(pool, case, (np.array([np.nan, np.nan], dtype=BF16),))
+    assert found == [] and ctx.stats["dtype_nan_propagated"] == 1
+    case = _case(np.array([0.5, 1.0], dtype=BF16), "torch.exp")
+    found, _ = _judge_outcome(pool, case, (np.array([1.6484375, np.nan], dtype=BF16),))
+    assert [f.symptom for f in found] == ["nan"]

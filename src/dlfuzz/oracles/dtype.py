@@ -25,6 +25,11 @@ Left alone, because the comparison cannot tell a bug there:
   (or computes ``1 - eps`` in it) and the float64 run does not, which the nudges
   (tensors only) do not measure: ``logit(1, eps=0.00068)`` is inf in bfloat16, where
   ``1 - eps`` is 1, and ``xlog1py(x, 1.8e308)`` is inf in float16, where the scalar is;
+* integer outputs of a low-precision call (histogram counts, indices): they jump with
+  the rounding of the inputs; only float16/bfloat16 outputs are judged;
+* NaN in the low-precision result where float64 gives a number, on inputs holding NaN:
+  propagating NaN is IEEE's default, so the float64 kernel dropping it is no evidence
+  against the low-precision one (``jax.lax.conv`` of a NaN weight over zero padding);
 * inputs whose magnitude reaches the fourth root of the low dtype's largest value (16
   in float16): a square, a dot product or a finite difference of them overflows the
   narrow dtype in the middle of a correct computation (``torch.gradient`` of float16
@@ -48,7 +53,8 @@ from dlfuzz.oracles.base import Item, Oracle, OracleContext, finding
 from dlfuzz.oracles.canonical import canonical_outcomes
 from dlfuzz.oracles.differential import judgement
 from dlfuzz.oracles.discrepancy import fmt, tolerance_text
-from dlfuzz.oracles.reference import Verdict
+from dlfuzz.oracles.reference import Reference, Verdict
+from dlfuzz.oracles.special import input_specials
 from dlfuzz.oracles.tolerances import as_comparable
 
 LOW = frozenset({"float16", "bfloat16"})
@@ -122,12 +128,17 @@ class DtypeOracle(Oracle):
                 continue
             if i not in canonical:
                 canonical[i] = canonical_outcomes(case, items[i][1])
-            outcome = canonical[i][backend]
+            outcome, ref = _low_outputs(canonical[i][backend], ref)
+            if not outcome.outputs:
+                continue
             verdict = ctx.judge.verdicts({backend: outcome}, ref, case)[0]
             if verdict.symptom == "shape" or verdict.ratio <= 1.0:
                 continue
             if verdict.symptom == "numeric" and verdict.ratio <= MARGIN:
                 ctx.stats["dtype_within_margin"] += 1
+                continue
+            if "nan" in input_specials(case) and _only_low_nan(verdict):
+                ctx.stats["dtype_nan_propagated"] += 1
                 continue
 
             f = finding(self.name, verdict.symptom, case, backend, outcome.stage,
@@ -136,6 +147,38 @@ class DtypeOracle(Oracle):
                         ratio=float(min(verdict.ratio, 1e300)))
             results[i].append(_with_details(f, judgement(case, outcome, verdict, ctx)))
         return results
+
+
+def _low_outputs(outcome: Outcome, ref: Reference) -> tuple[Outcome, Reference]:
+    """Only the outputs the low-precision call gives in float16/bfloat16. Integer
+    outputs (histogram counts, indices) jump with the rounding of the inputs: a bin edge
+    computed in bfloat16 puts a value in the next bin, which says nothing about a bug."""
+    if len(outcome.outputs) != len(ref.outputs):
+        return outcome, ref
+    keep = [i for i, t in enumerate(outcome.outputs) if t.dtype in LOW]
+    if len(keep) == len(outcome.outputs):
+        return outcome, ref
+    sens = ref.sensitivity
+    return (replace(outcome, outputs=tuple(outcome.outputs[i] for i in keep)),
+            replace(ref, outputs=tuple(ref.outputs[i] for i in keep),
+                    sensitivity=None if sens is None else tuple(sens[i] for i in keep)))
+
+
+def _only_low_nan(verdict: Verdict) -> bool:
+    """Every disagreeing element is NaN in the low-precision result and a number in the
+    float64 one. On inputs holding NaN, propagating it is IEEE's default, so the float64
+    kernel that drops it (``conv`` of a NaN weight over zero padding gives 0 in float64
+    and NaN in float16) is no evidence against the low-precision one."""
+    seen = False
+    for actual, expected, bad in zip(verdict.actual, verdict.expected, verdict.bad,
+                                     strict=True):
+        if bad.shape != actual.shape or not bad.any():
+            continue
+        a, e = as_comparable(actual[bad]), as_comparable(expected[bad])
+        if a.dtype.kind != "f" or not bool(np.all(np.isnan(a) & ~np.isnan(e))):
+            return False
+        seen = True
+    return seen
 
 
 def _with_details(f: Finding, extra: tuple[tuple[str, object], ...]) -> Finding:
