@@ -23,7 +23,7 @@ from real_workers import (
     unary_case,
 )
 
-from dlfuzz.cases import ApiCase, Call, GraphCase, Outcome, Tensor
+from dlfuzz.cases import ApiCase, Call, GraphCase, Outcome, Ref, Tensor
 from dlfuzz.executor.pool import Pool
 from dlfuzz.oracles.base import OracleContext
 from dlfuzz.oracles.differential import DifferentialOracle
@@ -239,3 +239,14 @@ def test_a_low_precision_model_is_demoted_but_not_a_low_precision_op() -> None:
     assert _low_precision_model(model, "float32") == ""  # type: ignore[arg-type]
     op = ApiCase("relu", (), ())
     assert _low_precision_model(op, "bfloat16") == ""
+
+
+def test_jax_angle_of_negative_zero_is_numpys_documented_pi() -> None:
+    from dlfuzz.oracles.semantics import documented_difference
+    x = np.array([-0.0, 1.0])
+    case = ApiCase("tensorflow.math.angle", (Tensor.from_numpy(x),),
+                   (("jax", Call("jax.numpy.angle", (Ref(0),))),))
+    assert "numpy.angle" in documented_difference(case, "jax", False)
+    plus = ApiCase("tensorflow.math.angle", (Tensor.from_numpy(np.array([0.0, 1.0])),),
+                   (("jax", Call("jax.numpy.angle", (Ref(0),))),))
+    assert documented_difference(plus, "jax", False) == ""

@@ -38,6 +38,8 @@ _CONDITIONS: dict[str, Callable[[ApiCase], bool]] = {
     "inputs_hold_inf": lambda case: any(np.isinf(a).any() for a in _floats(case)),
     "inputs_nonfinite": lambda case: any((~np.isfinite(a)).any() for a in _floats(case)),
     "inputs_hold_negative": lambda case: any((a < 0).any() for a in _floats(case)),
+    "inputs_hold_negative_zero": lambda case: any(((a == 0) & np.signbit(a)).any()
+                                                  for a in _floats(case)),
 }
 
 
