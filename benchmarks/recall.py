@@ -218,7 +218,7 @@ class CampaignBugs:
 
 
 def read_campaign(folder: Path) -> CampaignBugs:
-    from dlfuzz.store import Store
+    from dlfuzz.store.db import Store
 
     store = Store.open(folder)
     try:

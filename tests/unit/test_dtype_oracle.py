@@ -148,3 +148,14 @@ def test_nan_kept_from_a_nan_input_is_not_blamed_on_the_low_dtype(pool: Pool) ->
     case = _case(np.array([0.5, 1.0], dtype=BF16), "torch.exp")
     found, _ = _judge_outcome(pool, case, (np.array([1.6484375, np.nan], dtype=BF16),))
     assert [f.symptom for f in found] == ["nan"]
+
+
+def test_cancellation_in_a_low_precision_evaluation_is_no_finding(pool: Pool) -> None:
+    # tanhshrink(x) = x - tanh(x): a bfloat16 evaluation of a small x loses it all
+    x = np.array([0.0703125, 1.5, -2.0], dtype=BF16)
+    case = _case(x, "torch.nn.functional.tanhshrink")
+    wide = x.astype(np.float64)
+    lost = (wide - np.tanh(wide)).astype(BF16)
+    lost[0] = 0
+    found, ctx = _judge_outcome(pool, case, (lost,))
+    assert found == [] and ctx.stats["dtype_within_margin"] == 1
