@@ -1,0 +1,92 @@
+"""The API engine's power schedule (``engines/api/schedule.py``) and where its per-API
+stats are shown (``findings --stats``, the report, a resumed campaign)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from dlfuzz.cases import Outcome
+from dlfuzz.cli.main import main
+from dlfuzz.engines.api.engine import ApiEngine
+from dlfuzz.engines.api.libspecs import load_library
+from dlfuzz.engines.api.schedule import MIN_WEIGHT, ApiStats, message_key, violate_share
+from dlfuzz.report.html import write_report
+from dlfuzz.store.db import Store
+
+
+def _cli(argv: list[str]) -> int:
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    return int(exc.value.code or 0)
+
+
+def _fed(keys_per_case: list[set[str]], ok: bool = True) -> ApiStats:
+    s = ApiStats()
+    for keys in keys_per_case:
+        s.tried += 1
+        s.ran_somewhere += ok
+        s.novel += s.observe(keys)
+    return s
+
+
+def test_an_api_still_showing_new_behaviour_gets_more_energy() -> None:
+    settled = _fed([{"torch:ok"}] * 40)
+    lively = _fed([{"torch:ok", f"torch:exception:RuntimeError:m{i}"} for i in range(40)])
+    assert lively.yield_rate > 0.9 and settled.yield_rate < 0.1
+    assert lively.weight > 3 * settled.weight
+    fresh = ApiStats()
+    assert 0.5 * settled.weight < fresh.weight < lively.weight  # fresh ones get tried
+
+
+def test_every_api_keeps_a_floor_and_hangs_halve_the_energy() -> None:
+    dead = _fed([{"torch:exception:TypeError:x"}] * 50, ok=False)
+    assert dead.weight >= MIN_WEIGHT * MIN_WEIGHT
+    hanging = _fed([{"torch:ok"}] * 10)
+    before = hanging.weight
+    hanging.costly = 2
+    assert abs(hanging.weight - before / 4) < 1e-9
+    hanging.costly = 50  # capped: a crashing API is still tried now and then
+    assert hanging.weight > 0
+
+
+def test_messages_are_keyed_without_their_numbers() -> None:
+    assert message_key("RuntimeError", "size 3 vs 4") == message_key("RuntimeError",
+                                                                     "size 7 vs 12")
+    assert message_key("RuntimeError", "a") != message_key("ValueError", "a")
+
+
+def test_violate_mode_leans_toward_native_rejections() -> None:
+    python_side, native = ApiStats(), ApiStats()
+    python_side.violate_tried = native.violate_tried = 20
+    native.violate_native = 20
+    assert violate_share(0.1, native) > 0.1 > violate_share(0.1, python_side)
+
+
+def test_stats_are_stored_shown_and_restored(tmp_path, capsys, monkeypatch) -> None:
+    monkeypatch.setenv("COLUMNS", "140")
+    name = "torch.nn.functional.dropout"
+    specs = {name: load_library("torch")[name]}
+    engine = ApiEngine(seed=1, libraries=("torch",), specs=specs, counterparts={},
+                       violate_share=0.0, edge_share=0.0)
+    for case in engine.propose(12):
+        engine.feedback(case, {"torch": Outcome("torch", "ok")}, [])
+    rows = engine.api_stats()
+    assert rows[name]["tried"] == 12 and rows[name]["valid_rate"] > 0.8
+    store = Store.create(tmp_path / "c", {"settings": {}})
+    store.set_meta(api_stats=rows)
+    store.close()
+    assert _cli(["findings", str(tmp_path / "c"), "--stats", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown[name]["tried"] == 12 and "yield" in shown[name]
+    assert _cli(["findings", str(tmp_path / "c"), "--stats"]) == 0
+    text = capsys.readouterr().out
+    assert "dropout" in text and "valid rate" in text
+    store = Store.open(tmp_path / "c")
+    html = write_report(store).read_text()
+    store.close()
+    assert "APIs (1 tried" in html and name in html
+    again = ApiEngine(seed=1, libraries=("torch",), specs=specs, counterparts={})
+    again.load_api_stats(rows)
+    assert again.stats[name].tried == 12
