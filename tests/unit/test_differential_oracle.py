@@ -250,3 +250,14 @@ def test_jax_angle_of_negative_zero_is_numpys_documented_pi() -> None:
     plus = ApiCase("tensorflow.math.angle", (Tensor.from_numpy(np.array([0.0, 1.0])),),
                    (("jax", Call("jax.numpy.angle", (Ref(0),))),))
     assert documented_difference(plus, "jax", False) == ""
+
+
+def test_an_integer_result_from_inputs_that_overflow_is_demoted() -> None:
+    from dlfuzz.oracles.differential import _integer_overflow
+    big = ApiCase("square", (Tensor.from_numpy(np.array([46341, 3], dtype=np.int32)),),
+                  (("torch", Call("torch.square", (Ref(0),))),))
+    assert "integer overflow" in _integer_overflow(big, "int32")
+    assert _integer_overflow(big, "float32") == ""  # a float result: judged as always
+    small = ApiCase("square", (Tensor.from_numpy(np.array([46340, 3], dtype=np.int32)),),
+                    (("torch", Call("torch.square", (Ref(0),))),))
+    assert _integer_overflow(small, "int32") == ""

@@ -17,13 +17,14 @@ which extra details it carries is the case's kind's answer (``kind_of``).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import cast
 
 import numpy as np
 
-from dlfuzz.cases import ApiCase, Finding, GraphCase, Outcome, kind_of
+from dlfuzz.cases import DTYPES, ApiCase, Finding, GraphCase, Outcome, kind_of
 from dlfuzz.oracles import ieee
 from dlfuzz.oracles.base import Item, Oracle, OracleContext, finding, input_dtypes
 from dlfuzz.oracles.canonical import canonical_outcomes
@@ -224,12 +225,37 @@ def judgement(case: ApiCase, o: Outcome, verdict: Verdict, ctx: OracleContext
                    "evaluation, and no IEEE rule fixes which answer is right")
     if not demoted and not verdict.rules:
         demoted = _low_precision_model(case, dtype)
+    if not demoted:
+        demoted = _integer_overflow(case, dtype)
     if demoted:
         out.append(("demoted", demoted))
     return tuple(out)
 
 
 LOW_PRECISION = ("float16", "bfloat16")
+
+
+def _integer_overflow(case: ApiCase, dtype: str) -> str:
+    """Why an integer result cannot be judged ("" when it can): an integer input at or
+    above the square root of its dtype's range, so a product, a square or a negation of
+    the minimum leaves the range. Libraries wrap (TF, torch), compute in float64 and
+    convert (TF.js on cpu: ``square(46341)`` is 0 in int32) or saturate; no standard
+    fixes the overflowed result, so such a disagreement is listed, never filed as a
+    wrong result."""
+    if not dtype or np.dtype(DTYPES.get(dtype, np.float64)).kind not in "iu":
+        return ""
+    for t in getattr(case, "tensors", ()):
+        if t.dtype not in DTYPES or np.dtype(DTYPES[t.dtype]).kind not in "iu":
+            continue
+        arr = t.to_numpy()
+        if not arr.size:
+            continue
+        limit = math.isqrt(int(np.iinfo(arr.dtype).max)) + 1  # its square overflows
+        if int(np.abs(arr.astype(np.float64)).max()) >= limit:
+            return (f"integer overflow: an {t.dtype} input reaches {limit} (its square leaves "
+                    f"the dtype's range); libraries wrap, saturate or compute in floating "
+                    "point there, and no standard fixes the overflowed result")
+    return ""
 
 
 def _low_precision_model(case: ApiCase, dtype: str) -> str:
