@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from corpus import read_folder
 from dlfuzz.errors import UsageError
 
 LABELS = Path(__file__).resolve().parent / "labels"
@@ -117,22 +118,9 @@ def load_labels(folder: Path = LABELS) -> dict[str, Label]:
     one root cause cannot both count.
     """
     out: dict[str, Label] = {}
-    files = sorted(Path(folder).glob("*.json"))
-    if not files:
-        raise UsageError(f"--labels {folder}: no *.json label files there")
-    for path in files:
-        try:
-            doc = json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError) as exc:
-            raise UsageError(f"{path}: not readable JSON ({exc}); fix the file") from None
-        if not isinstance(doc, dict) or not isinstance(doc.get("labels"), dict):
-            raise UsageError(f"{path}: needs an object with a \"labels\" object "
-                             "(root-cause key -> entry)")
-        extra = set(doc) - {"labels", "about"}
-        if extra:
-            raise UsageError(f"{path}: unknown top-level key(s) {sorted(extra)}; "
-                             "allowed: labels, about")
-        for key, entry in doc["labels"].items():
+    for path, labels in read_folder(folder, "labels", dict, "root-cause key -> entry",
+                                    "--labels", "label"):
+        for key, entry in labels.items():
             label = _label(path, key, entry)
             for k in (label.key, *label.aliases):
                 if k in out:

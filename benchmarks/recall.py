@@ -28,7 +28,6 @@ Run: ``.venv/bin/python benchmarks/recall.py [--budget 1200] [--only api,tfjs]
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -40,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from corpus import read_folder
 from dlfuzz.errors import UsageError
 
 HERE = Path(__file__).resolve().parent
@@ -107,17 +107,9 @@ def load_bugs(folder: Path = BUGS) -> list[KnownBug]:
     entry is a UsageError naming the file, the entry and the key."""
     out: list[KnownBug] = []
     seen: dict[str, str] = {}
-    files = sorted(Path(folder).glob("*.json"))
-    if not files:
-        raise UsageError(f"{folder}: no *.json bug files there")
-    for path in files:
-        try:
-            doc = json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError) as exc:
-            raise UsageError(f"{path}: not readable JSON ({exc}); fix the file") from None
-        if not isinstance(doc, dict) or not isinstance(doc.get("bugs"), list):
-            raise UsageError(f"{path}: needs an object with a \"bugs\" list")
-        for i, entry in enumerate(doc["bugs"]):
+    for path, entries in read_folder(folder, "bugs", list, "the known bugs", "--bugs",
+                                     "bug"):
+        for i, entry in enumerate(entries):
             bug = _bug(path, i, entry)
             if bug.id in seen:
                 raise UsageError(f"{path}: bug id {bug.id!r} is used already in "

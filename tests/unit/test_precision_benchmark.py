@@ -16,6 +16,7 @@ from dlfuzz.errors import UsageError
 from dlfuzz.store.db import BugRow, Store
 
 _PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "precision.py"
+sys.path.insert(0, str(_PATH.parent))  # as when run as a script: its sibling modules
 _spec = importlib.util.spec_from_file_location("precision_benchmark", _PATH)
 assert _spec is not None and _spec.loader is not None
 precision = importlib.util.module_from_spec(_spec)

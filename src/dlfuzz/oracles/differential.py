@@ -33,7 +33,7 @@ from dlfuzz.oracles.conditioning import conditioning
 from dlfuzz.oracles.counterpart_votes import demote_counterpart_only
 from dlfuzz.oracles.discrepancy import fmt, tolerance_text
 from dlfuzz.oracles.localize import Request, Suspect, localize_many
-from dlfuzz.oracles.reference import REFERENCE_PREFERENCE, Reference, Verdict
+from dlfuzz.oracles.reference import REFERENCE_PREFERENCE, Reference, Verdict, disagreements
 from dlfuzz.oracles.semantics import documented_difference
 from dlfuzz.oracles.special import input_specials, special_phrase
 from dlfuzz.oracles.tolerances import as_comparable
@@ -281,19 +281,9 @@ def _only_reference_nan(case: ApiCase, verdict: Verdict) -> bool:
     the limit is as likely right, so the report is demoted, never filed as its bug."""
     if "nan" in input_specials(case):
         return False
-    seen = False
-    for actual, expected, mask in zip(verdict.actual, verdict.expected, verdict.bad,
-                                      strict=True):
-        if mask.shape != actual.shape or not mask.any():
-            continue
-        a, e = as_comparable(actual[mask]), as_comparable(expected[mask])
-        if a.dtype.kind not in "fc":
-            return False
-        e = e.astype(a.dtype)
-        if not bool(np.all(np.isnan(e) & ~np.isnan(a))):
-            return False
-        seen = True
-    return seen
+    pairs = disagreements(verdict)
+    return bool(pairs) and all(
+        a.dtype.kind in "fc" and bool(np.all(np.isnan(e) & ~np.isnan(a))) for a, e in pairs)
 
 
 def _is_composition(case: ApiCase, ctx: OracleContext, backend: str) -> bool:

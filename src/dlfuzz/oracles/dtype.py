@@ -58,7 +58,7 @@ from dlfuzz.oracles.base import Item, Oracle, OracleContext, finding
 from dlfuzz.oracles.canonical import canonical_outcomes
 from dlfuzz.oracles.differential import judgement
 from dlfuzz.oracles.discrepancy import fmt, tolerance_text
-from dlfuzz.oracles.reference import Reference, Verdict
+from dlfuzz.oracles.reference import Reference, Verdict, disagreements
 from dlfuzz.oracles.special import input_specials
 from dlfuzz.oracles.tolerances import as_comparable, epsilon
 
@@ -191,15 +191,8 @@ def _within_evaluation(case: ApiCase, verdict: Verdict) -> bool:
     if not scale:
         return False
     limit = EVALUATION_STEPS * eps * scale
-    for actual, expected, bad in zip(verdict.actual, verdict.expected, verdict.bad,
-                                     strict=True):
-        if bad.shape != actual.shape or not bad.any():
-            continue
-        a, e = as_comparable(actual[bad]), as_comparable(expected[bad])
-        with np.errstate(invalid="ignore"):
-            if not bool(np.all(np.abs(a - e) <= limit)):
-                return False
-    return True
+    with np.errstate(invalid="ignore"):
+        return all(bool(np.all(np.abs(a - e) <= limit)) for a, e in disagreements(verdict))
 
 
 def _only_low_nan(verdict: Verdict) -> bool:
@@ -207,16 +200,9 @@ def _only_low_nan(verdict: Verdict) -> bool:
     float64 one. On inputs holding NaN, propagating it is IEEE's default, so the float64
     kernel that drops it (``conv`` of a NaN weight over zero padding gives 0 in float64
     and NaN in float16) is no evidence against the low-precision one."""
-    seen = False
-    for actual, expected, bad in zip(verdict.actual, verdict.expected, verdict.bad,
-                                     strict=True):
-        if bad.shape != actual.shape or not bad.any():
-            continue
-        a, e = as_comparable(actual[bad]), as_comparable(expected[bad])
-        if a.dtype.kind != "f" or not bool(np.all(np.isnan(a) & ~np.isnan(e))):
-            return False
-        seen = True
-    return seen
+    pairs = disagreements(verdict)
+    return bool(pairs) and all(
+        a.dtype.kind == "f" and bool(np.all(np.isnan(a) & ~np.isnan(e))) for a, e in pairs)
 
 
 def _with_details(f: Finding, extra: tuple[tuple[str, object], ...]) -> Finding:

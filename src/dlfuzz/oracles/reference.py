@@ -30,7 +30,7 @@ from dlfuzz.oracles.compare import (
     structure,
 )
 from dlfuzz.oracles.discrepancy import Discrepancy, first_discrepancy
-from dlfuzz.oracles.tolerances import Tolerance, epsilon, tolerance_for
+from dlfuzz.oracles.tolerances import Tolerance, as_comparable, epsilon, tolerance_for
 
 REFERENCE_PREFERENCE = ("numpy", "jax", "torch", "tf")
 Runner = Callable[[Sequence[ApiCase], Sequence[str]], list[dict[str, Outcome]]]
@@ -71,6 +71,19 @@ class Verdict:
     # Citations of the IEEE rules that fix some element this backend got wrong.
     rules: tuple[str, ...] = ()
     first: Discrepancy | None = None
+
+
+def disagreements(verdict: Verdict) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per output with disagreeing elements: (actual, expected) at those elements only,
+    widened to float64/complex128 (``as_comparable``). What the oracles' rules about a
+    verdict (NaN on one side only, within a rounding budget) look at."""
+    out = []
+    for actual, expected, bad in zip(verdict.actual, verdict.expected, verdict.bad,
+                                     strict=True):
+        if bad.shape != actual.shape or not bad.any():
+            continue
+        out.append((as_comparable(actual[bad]), as_comparable(expected[bad])))
+    return out
 
 
 def upcast(case: ApiCase) -> ApiCase:
