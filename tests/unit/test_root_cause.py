@@ -259,3 +259,19 @@ def test_the_wasm_resize_kernels_on_an_empty_image_are_one_family() -> None:
         keys.add(key(finding("determinism", "nondeterministic", c, "tfjs-wasm", "call",
                              garbage), c))
     assert keys == {"tfjs-wasm/resize-empty-image/empty-input"}
+
+
+def test_cumsum_and_cumprod_memory_and_gcd_lcm_hangs_are_families() -> None:
+    keys = set()
+    for api in ("tf.cumsum", "tf.cumprod"):
+        c = case(api, np.arange(3, dtype=np.int32), libs=("tfjs",))
+        f = finding("crash", "crash", c, "tfjs-wasm", "call",
+                    "NativeCrash: RuntimeError: memory access out of bounds")
+        keys.add(key(f, c))
+    assert keys == {"tfjs-wasm/cumulative-scan/memory"}
+    keys = set()
+    for api in ("jax.numpy.gcd", "jax.numpy.lcm"):
+        c = case(api, np.array([-2**31, 6], dtype=np.int32), libs=("jax",))
+        f = finding("crash", "timeout", c, "jax", "call", "no result within 10.0 s")
+        keys.add(key(f, c))
+    assert keys == {"jax/gcd-lcm/hang"}
