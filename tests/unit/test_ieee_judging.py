@@ -190,7 +190,16 @@ def test_singular_and_nearly_singular_matrices_are_ill_conditioned():
     near = call_case("numpy.linalg.inv", INV, np.array([[1.0, 1.0], [1.0, 1.0 + 2**-20]], F32))
     assert conditioning(near, "float32").ill_conditioned
     assert not conditioning(near, "float64").ill_conditioned
-    assert conditioning(call_case("numpy.sin", {"numpy": "numpy.sin"}, singular),
+    assert conditioning(call_case("numpy.exp", {"numpy": "numpy.exp"}, singular),
+                        "float32") is None
+    # sin/cos/tan: the condition number is about |x|; past 1e5 float32 fixes no digits
+    sin = {"numpy": "numpy.sin"}
+    small = conditioning(call_case("numpy.sin", sin, singular), "float32")
+    assert small is not None and not small.ill_conditioned
+    huge = np.array([1e6, 2.0], F32)
+    assert conditioning(call_case("numpy.sin", sin, huge), "float32").ill_conditioned
+    assert not conditioning(call_case("numpy.sin", sin, huge), "float64").ill_conditioned
+    assert conditioning(call_case("numpy.arcsin", {"numpy": "numpy.arcsin"}, huge),
                         "float32") is None
     # solve(A, b): A's conditioning counts, not the right-hand side's (rank one here).
     solve = {"numpy": "numpy.linalg.solve", "torch": "torch.linalg.solve"}
