@@ -159,3 +159,13 @@ def test_cancellation_in_a_low_precision_evaluation_is_no_finding(pool: Pool) ->
     lost[0] = 0
     found, ctx = _judge_outcome(pool, case, (lost,))
     assert found == [] and ctx.stats["dtype_within_margin"] == 1
+
+
+def test_counts_returned_as_floats_are_not_judged(pool: Pool) -> None:
+    from dlfuzz.cases import Call, Ref, Tensor
+    x = np.array([0.5, 1.25, 2.0, 2.0, 3.5, 3.5, 3.5], dtype=BF16)
+    case = ApiCase("histc", (Tensor.from_numpy(x),),
+                   (("torch", Call("torch.histc", (Ref(0),), (("bins", 4),))),))
+    # one value moved to the neighbouring bin, as bin edges computed in bfloat16 do
+    found, _ = _judge_outcome(pool, case, (np.array([2, 1, 1, 3], dtype=BF16),))
+    assert found == []
