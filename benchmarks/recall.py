@@ -41,6 +41,7 @@ from typing import Any
 
 from corpus import read_folder
 from dlfuzz.errors import UsageError
+from precision import Campaign
 
 HERE = Path(__file__).resolve().parent
 BUGS = HERE / "recall" / "bugs"
@@ -150,13 +151,6 @@ def _bug(path: Path, index: int, entry: Any) -> KnownBug:
 
 
 # ---- campaigns -------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Campaign:
-    name: str
-    title: str
-    args: tuple[str, ...]
-
-
 CAMPAIGNS = {c.name: c for c in (
     Campaign("api", "API engine on numpy, torch, jax, tf",
              ("--engine", "api", "--backends", "numpy,torch,jax,tf")),
