@@ -4,24 +4,17 @@ small made-up campaign (a real store, listed through the real CLI) is scored rig
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import json
-import sys
 import time
 from pathlib import Path
 
 import pytest
+from benchmark_scripts import load
 
 from dlfuzz.errors import UsageError
 from dlfuzz.store.db import BugRow, Store
 
-_PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "precision.py"
-sys.path.insert(0, str(_PATH.parent))  # as when run as a script: its sibling modules
-_spec = importlib.util.spec_from_file_location("precision_benchmark", _PATH)
-assert _spec is not None and _spec.loader is not None
-precision = importlib.util.module_from_spec(_spec)
-sys.modules["precision_benchmark"] = precision  # dataclasses look their module up
-_spec.loader.exec_module(precision)
+precision = load("precision")
 
 
 def _write(folder: Path, name: str, labels: dict, **top: object) -> Path:

@@ -4,22 +4,15 @@ as found only on its backend, API and severity."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
+from benchmark_scripts import load
 
 from dlfuzz.errors import UsageError
 
-_PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "recall.py"
-sys.path.insert(0, str(_PATH.parent))  # as when run as a script: its sibling modules
-_spec = importlib.util.spec_from_file_location("recall_benchmark", _PATH)
-assert _spec is not None and _spec.loader is not None
-recall = importlib.util.module_from_spec(_spec)
-sys.modules["recall_benchmark"] = recall  # dataclasses look their module up
-_spec.loader.exec_module(recall)
+recall = load("recall")
 
 ENTRY = {"id": "torch-x", "library": "torch", "level": "api", "kind": "crash",
          "upstream": "https://github.com/pytorch/pytorch/issues/1", "title": "t",

@@ -12,9 +12,7 @@ import numpy as np
 
 from dlfuzz.cases import Expectation, Finding, Outcome
 from dlfuzz.oracles.compare import round_to
-from dlfuzz.oracles.tolerances import tolerance_for
-
-LOW_DTYPES = ("float16", "bfloat16")
+from dlfuzz.oracles.tolerances import LOW_PRECISION, tolerance_for
 
 
 def symptom_expectation(finding: Finding, case: Any, outcomes: dict[str, Outcome],
@@ -53,7 +51,7 @@ def symptom_expectation(finding: Finding, case: Any, outcomes: dict[str, Outcome
         if ref.sensitivity is not None and ref.sensitivity[i].shape == w.shape:
             w = w + judge.settings.sensitivity_factor * np.where(
                 np.isfinite(ref.sensitivity[i]), ref.sensitivity[i], 0.0)
-        if finding.oracle == "dtype" and like.dtype.name not in LOW_DTYPES:
+        if finding.oracle == "dtype" and like.dtype.name not in LOW_PRECISION:
             w = np.full(w.shape, np.inf)  # the dtype oracle judged low-precision outputs only
         expected.append(e)
         allowed.append(w.astype(np.float64))

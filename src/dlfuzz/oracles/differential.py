@@ -36,7 +36,7 @@ from dlfuzz.oracles.localize import Request, Suspect, localize_many
 from dlfuzz.oracles.reference import REFERENCE_PREFERENCE, Reference, Verdict, disagreements
 from dlfuzz.oracles.semantics import documented_difference
 from dlfuzz.oracles.special import input_specials, special_phrase
-from dlfuzz.oracles.tolerances import as_comparable
+from dlfuzz.oracles.tolerances import LOW_PRECISION, as_comparable
 
 
 def _outputs(o: Outcome) -> tuple[np.ndarray, ...]:
@@ -231,8 +231,6 @@ def judgement(case: ApiCase, o: Outcome, verdict: Verdict, ctx: OracleContext
         out.append(("demoted", demoted))
     return tuple(out)
 
-
-LOW_PRECISION = ("float16", "bfloat16")
 
 
 def _integer_overflow(case: ApiCase, dtype: str) -> str:

@@ -60,9 +60,9 @@ from dlfuzz.oracles.differential import judgement
 from dlfuzz.oracles.discrepancy import fmt, tolerance_text
 from dlfuzz.oracles.reference import Reference, Verdict, disagreements
 from dlfuzz.oracles.special import input_specials
-from dlfuzz.oracles.tolerances import as_comparable, epsilon
+from dlfuzz.oracles.tolerances import LOW_PRECISION, as_comparable, epsilon
 
-LOW = frozenset({"float16", "bfloat16"})
+LOW = LOW_PRECISION
 # A numeric deviation counts when it is this many times the allowance: clear of the
 # extra rounding of a low-precision evaluation order, which the nudges only estimate
 # (a bfloat16 result off by 1 at 2.1 is 14 times its allowance).
@@ -101,17 +101,23 @@ def _float_scalars(case: ApiCase) -> bool:
     return any(isinstance(x, float) and not float(x).is_integer() for x in flat)
 
 
-def _near_overflow(case: ApiCase) -> bool:
-    """A low-precision input at or above the fourth root of its dtype's largest value."""
+def _largest_low_inputs(case: ApiCase) -> list[tuple[str, float]]:
+    """(dtype, largest finite magnitude) of each non-empty low-precision input."""
+    out = []
     for t in case.tensors:
         if t.dtype not in LOW:
             continue
         wide = as_comparable(t.to_numpy())
         finite = np.abs(wide[np.isfinite(wide)])
-        if finite.size and float(finite.max()) >= float(
-                ml_dtypes.finfo(DTYPES[t.dtype]).max) ** 0.25:
-            return True
-    return False
+        if finite.size:
+            out.append((t.dtype, float(finite.max())))
+    return out
+
+
+def _near_overflow(case: ApiCase) -> bool:
+    """A low-precision input at or above the fourth root of its dtype's largest value."""
+    return any(largest >= float(ml_dtypes.finfo(DTYPES[dtype]).max) ** 0.25
+               for dtype, largest in _largest_low_inputs(case))
 
 
 class DtypeOracle(Oracle):
@@ -193,18 +199,11 @@ def _within_evaluation(case: ApiCase, verdict: Verdict) -> bool:
     and ``exp(x) - 1`` (elu) of a small x cancel: their intermediates are of the input's
     size, and a bfloat16 evaluation loses the whole result, which most libraries allow
     (they do not promise to compute low-precision inputs in float32)."""
-    scale, eps = 0.0, 0.0
-    for t in case.tensors:
-        if t.dtype not in LOW:
-            continue
-        wide = as_comparable(t.to_numpy())
-        finite = np.abs(wide[np.isfinite(wide)])
-        if finite.size:
-            scale = max(scale, float(finite.max()))
-        eps = max(eps, epsilon(t.dtype))
+    largest = _largest_low_inputs(case)
+    scale = max((m for _, m in largest), default=0.0)
     if not scale:
         return False
-    limit = EVALUATION_STEPS * eps * scale
+    limit = EVALUATION_STEPS * max(epsilon(d) for d, _ in largest) * scale
     with np.errstate(invalid="ignore"):
         return all(bool(np.all(np.abs(a - e) <= limit)) for a, e in disagreements(verdict))
 

@@ -172,8 +172,7 @@ class Judge:
                         if case.call_for(self.library_of[b]) is not None]
             start = len(variants)
             if len(backends) >= 2:
-                variants.append(upcast(case))
-                variants.extend(nudge(case, self.rng) for _ in range(self.settings.nudges))
+                variants.extend(self._wide_runs(case))
             spans.append((start, len(variants), backends))
         runs = self.runner(variants, self.reference_backends) if variants else []
         # Unordered outputs in canonical form, as the differential oracle has them.
@@ -184,6 +183,11 @@ class Judge:
             ref = self._consensus(runs[start:stop], backends) if stop > start else None
             out.append(ref if ref is not None else self._vote(outcomes))
         return out
+
+    def _wide_runs(self, case: ApiCase) -> list[ApiCase]:
+        """The case upcast to float64, then ``nudges`` copies nudged by one rounding of
+        their dtype (the sensitivity): what a float64 reference is computed from."""
+        return [upcast(case)] + [nudge(case, self.rng) for _ in range(self.settings.nudges)]
 
     def own_references(self, requests: Sequence[tuple[ApiCase, str]]
                        ) -> list[Reference | None]:
@@ -199,9 +203,7 @@ class Judge:
         for backend, index in per_backend.items():
             variants: list[ApiCase] = []
             for i in index:
-                case = requests[i][0]
-                variants.append(upcast(case))
-                variants.extend(nudge(case, self.rng) for _ in range(self.settings.nudges))
+                variants.extend(self._wide_runs(requests[i][0]))
             runs = self.runner(variants, [backend])
             runs = [canonical_outcomes(v, r) for v, r in zip(variants, runs, strict=True)]
             self.reference_runs += len(variants)

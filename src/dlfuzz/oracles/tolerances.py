@@ -36,6 +36,11 @@ ASSERT_CLOSE: dict[str, Tolerance] = {
 EXACT = Tolerance(0.0, 0.0)
 
 
+# The narrow floating dtypes: judged against float64 with their own (loose) tolerance,
+# and by the dtype oracle against their library's float64 run.
+LOW_PRECISION = frozenset({"float16", "bfloat16"})
+
+
 def tolerance_for(dtype: str) -> Tolerance:
     """Integers and bools compare exactly."""
     return ASSERT_CLOSE.get(dtype, EXACT)

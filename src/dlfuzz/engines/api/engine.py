@@ -270,13 +270,10 @@ class ApiEngine(Engine):
         compile cost asks, see ``new_signature_p``) of one drawn before with fresh
         values; and whether the signature is new."""
         pool = self.templates.setdefault(spec.api, [])
-        if len(pool) < POOL_MIN or self.rng.random() < self.new_signature_p(size):
+        if self._wants_new(pool, size):
             draws, template = self.generator.new_group(spec, size)
             if template.plan.spec is spec:
-                if len(pool) < POOL_MAX:
-                    pool.append(template)
-                else:
-                    pool[int(self.rng.integers(len(pool)))] = template
+                self._keep(pool, template)
             return draws, True
         template = pool[int(self.rng.integers(len(pool)))]
         if template.plan.spec is not spec:  # the spec learned a constraint since
@@ -304,17 +301,25 @@ class ApiEngine(Engine):
     def _signature(self, spec: LibSpec, group: int) -> tuple[Signature, bool]:
         """A new signature, or a pooled one with a fresh value profile; and which."""
         pool = self.pools.setdefault(spec.api, [])
-        if len(pool) < POOL_MIN or self.rng.random() < self.new_signature_p(group):
+        if self._wants_new(pool, group):
             drawn = self.rulegen.params(spec)
             sig = self.rulegen.signature(spec, self._pick_counterparts(spec, drawn[2]),
                                          own=spec.library in self.libraries, drawn=drawn)
-            if len(pool) < POOL_MAX:
-                pool.append(sig)
-            else:
-                pool[int(self.rng.integers(len(pool)))] = sig
+            self._keep(pool, sig)
             return sig, True
         sig = pool[int(self.rng.integers(len(pool)))]
         return replace(sig, profile=self.rulegen.profile(spec)), False
+
+    def _wants_new(self, pool: list[Any], group: int) -> bool:
+        """Whether a group draws a new signature rather than one of ``pool``."""
+        return len(pool) < POOL_MIN or self.rng.random() < self.new_signature_p(group)
+
+    def _keep(self, pool: list[Any], item: Any) -> None:
+        """Add a new signature to a pool, replacing a random one once it is full."""
+        if len(pool) < POOL_MAX:
+            pool.append(item)
+        else:
+            pool[int(self.rng.integers(len(pool)))] = item
 
     def _measure(self, case: ApiCase, outcomes: Mapping[str, Outcome]) -> None:
         """The cost of a new signature: a group's first case against its later ones."""
