@@ -44,7 +44,7 @@ _NUMBERS = re.compile(r"-?\d+(\.\d+)?(e[-+]?\d+)?")
 
 def message_key(exc_type: str, message: str) -> str:
     """An exception's identity without its numbers (shapes, sizes, values)."""
-    return f"{exc_type}:{_NUMBERS.sub('#', message)[:120]}"
+    return f"{exc_type}:{_NUMBERS.sub('#', message[:240])[:120]}"
 
 
 @dataclass
@@ -84,11 +84,12 @@ class ApiStats:
 
     def observe(self, keys: set[str]) -> bool:
         """Record what a case showed (outcome kinds, message keys, finding signatures);
-        True when any of it is new for this API."""
-        new = keys - self.seen
-        if new and len(self.seen) < MEMORY:
-            self.seen |= set(sorted(new)[:MEMORY - len(self.seen)])
-        return bool(new)
+        True when any of it is new for this API. Once ``MEMORY`` keys are held nothing
+        more counts as new: an API whose messages always differ (a value in each) does
+        not keep its boost for ever."""
+        kept = sorted(keys - self.seen)[:max(0, MEMORY - len(self.seen))]
+        self.seen.update(kept)
+        return bool(kept)
 
     def row(self) -> dict[str, float]:
         return {"tried": self.tried, "ran_somewhere": self.ran_somewhere,
