@@ -36,7 +36,7 @@ from dlfuzz.executor.pool import Cancelled, Pool, WorkerConfig
 from dlfuzz.oracles.base import Oracle, OracleContext
 from dlfuzz.oracles.reference import REFERENCE_PREFERENCE, Judge
 from dlfuzz.settings import CampaignSettings, engine_class
-from dlfuzz.store.db import Store
+from dlfuzz.store.db import OUTCOME_COUNTER, Store
 from dlfuzz.triage.confirm import FreshRerun
 from dlfuzz.triage.stored import filled
 from dlfuzz.triage.triager import Triage, TriageSettings
@@ -237,6 +237,7 @@ class Campaign:
                     time.monotonic() + max(0.0, self.settings.budget_s - p.elapsed_before))
                 self._backfill_root_causes()
                 self._repair_folders()
+                self.triage.unchecked_reproducers()
                 saved = self.store.meta().get("api_stats")
                 if isinstance(saved, dict):
                     self.engine.load_api_stats(saved)
@@ -249,12 +250,28 @@ class Campaign:
                     batch += 1
             except Cancelled:
                 pass  # the batch in flight is cut (see the module docstring)
+            self._finish_checks()
             p.state = "interrupted" if p.interrupted else "done"
         finally:
             self._save_api_stats()
             self.pool.close()
         self.on_progress(p)
         return p
+
+    def _finish_checks(self) -> None:
+        """Every reproducer verdict still running (``Triage.collect``) before the end; an
+        interrupted campaign does not wait (its unchecked bugs are checked on resume)."""
+        triage = getattr(self, "triage", None)
+        if triage is None:
+            return
+        if self.progress.interrupted:
+            triage.abandon_checks()
+            return
+        if triage.collect():
+            self.progress.state = "checking reproducers"
+            self.on_progress(self.progress)
+            triage.collect(wait=True)
+        self._refresh_bug_counts()
 
     def _spent(self) -> bool:
         p = self.progress
@@ -294,6 +311,9 @@ class Campaign:
         p.stats = Counter(self.ctx.stats)
         counters = dict(Counter(self.ctx.stats) - before)
         counters["findings"] = n_findings
+        # Each backend's outcomes by status, for the report's stacked bars (report.charts).
+        counters.update(Counter(f"{OUTCOME_COUNTER}{name}:{o.status}"
+                                for _, outcomes in items for name, o in outcomes.items()))
         health = {}
         for name, st in self.pool.stats().items():
             prev = p.backends.get(name, {})
@@ -304,6 +324,7 @@ class Campaign:
                                                              "restarts") else v)
                             for k, v in row.items()}
             p.backends[name] = row
+        self.triage.collect()  # reproducer verdicts that came in meanwhile
         self.store.finish_batch(idx, len(cases), n_findings, time.time() - t0, counters, health)
         if time.time() - self._stats_saved >= STATS_EVERY_S:
             self._save_api_stats()

@@ -204,6 +204,44 @@ def test_real_libraries_crash_oom_and_go_on() -> None:
             assert pool.stats()[name].restarts == 0
 
 
+@pytest.mark.parametrize("fault,status", [("hang_sleep", "timeout"), ("segfault", "crash")])
+def test_a_signature_that_killed_the_worker_twice_is_not_run_again_in_the_batch(
+        fault: str, status: str) -> None:
+    """Two hangs (or crashes) of one signature, then its later cases of the batch are
+    left out (no outcome at all: nothing is claimed about a case that never ran); other
+    signatures, before and after, still run."""
+    batch = [ok_case(0), *(case(fault) for _ in range(5)), ok_case(6)]
+    with Pool([config(case_timeout_s=1.0)]) as pool:
+        pool.start()
+        results = pool.run(batch)
+        assert "numpy" in results[0] and "numpy" in results[6]
+        assert_ok_identity(results[6]["numpy"], 6)
+        assert [r["numpy"].status for r in results[1:3]] == [status, status]
+        assert all("numpy" not in r for r in results[3:6])
+        assert pool.stats()["numpy"].restarts == 2
+
+
+def test_fresh_workers_come_from_a_spare_started_in_the_background() -> None:
+    """Triage's fresh workers: the first is started on demand, and a spare starts at
+    once for the next request; the spare has run nothing, is handed out with the pool's
+    stop signal, and close() leaves no spare process behind."""
+    with Pool([config()]) as pool:
+        pool.start()
+        first = pool.fresh_worker("numpy")
+        spare, _ = pool._spares["numpy"]
+        second = pool.fresh_worker("numpy")
+        assert second is spare and second is not first
+        assert second.stats.cases == 0 and second.stop_signal is pool.stop
+        assert second.stats.start_s > 0
+        assert pid_of(second.run([case("pid")])[0]) == second.pid
+        slow = pool.fresh_worker("numpy", timeout_factor=4.0)  # never a spare
+        assert slow.case_timeout == pytest.approx(4 * TIMEOUT_S)
+        third_spare, _ = pool._spares["numpy"]
+        for w in (first, second, slow):
+            w.close()
+    assert not third_spare.alive()
+
+
 def test_timeout_is_per_case_not_per_batch() -> None:
     slow = [case("sleep_seconds", np.array([0.6])) for _ in range(3)]
     w = Worker(config(case_timeout_s=1.0))

@@ -135,7 +135,10 @@ def test_a_real_crash_is_confirmed_and_its_reproducer_crashes(harness: Harness, 
     case = fault_case("segfault")
     (outcomes, found), = harness.check([case], ["numpy", "torch"])
     crash = only_finding(found, "crash")
-    bug_id, _ = harness.triage(store).handle(crash, case)
+    triage = harness.triage(store)
+    bug_id, _ = triage.handle(crash, case)
+    assert "reproducer" not in store.bug(bug_id).details  # the check runs meanwhile
+    assert triage.collect(wait=True) == 0
     row = store.bug(bug_id)
     assert row is not None and row.status == "confirmed", row
     assert row.confirm_hits == 2
@@ -209,7 +212,9 @@ def test_a_bug_whose_reproducer_does_not_fail_is_unreproduced(harness: Harness, 
     (_, found), = harness.check([case], ["numpy", "torch"])
     wrong = [f for f in found if f.guilty_backend == "torch"]
     assert wrong, found
-    bug_id, _ = harness.triage(store).handle(wrong[0], case)
+    triage = harness.triage(store)
+    bug_id, _ = triage.handle(wrong[0], case)
+    triage.collect(wait=True)
     row = store.bug(bug_id)
     assert row is not None
     assert row.confirm_hits == 2  # every re-run in a (fresh) worker shows it

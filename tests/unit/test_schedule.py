@@ -9,9 +9,15 @@ import pytest
 
 from dlfuzz.cases import Outcome
 from dlfuzz.cli.main import main
-from dlfuzz.engines.api.engine import ApiEngine
+from dlfuzz.engines.api.engine import GROUP_MAX, ApiEngine
 from dlfuzz.engines.api.libspecs import load_library
-from dlfuzz.engines.api.schedule import MIN_WEIGHT, ApiStats, message_key, violate_share
+from dlfuzz.engines.api.schedule import (
+    COST_SCALE,
+    MIN_WEIGHT,
+    ApiStats,
+    message_key,
+    violate_share,
+)
 from dlfuzz.report.html import write_report
 from dlfuzz.store.db import Store
 
@@ -49,6 +55,42 @@ def test_every_api_keeps_a_floor_and_hangs_halve_the_energy() -> None:
     assert abs(hanging.weight - before / 4) < 1e-9
     hanging.costly = 50  # capped: a crashing API is still tried now and then
     assert hanging.weight > 0
+
+
+def test_a_slow_api_gets_less_energy_than_a_fast_one() -> None:
+    fast, slow = _fed([{"torch:ok"}] * 20), _fed([{"torch:ok"}] * 20)
+    fast.seconds, slow.seconds = 20 * 0.001, 20 * COST_SCALE
+    assert abs(slow.weight - fast.weight / 2) < 0.05 * fast.weight
+    slow.seconds = 20 * 1.0  # a second a case: a fiftieth
+    assert slow.weight < fast.weight / 40
+
+
+def _timed(engine: ApiEngine, first_s: float, later_s: float, n: int = 400) -> list[int]:
+    """Feed ``n`` proposed cases, the first of each new signature costing ``first_s``;
+    returns the sizes of the groups proposed after that."""
+    for case in engine.propose(n):
+        cost = first_s if case.id in engine._first_ids else later_s
+        engine.feedback(case, {"torch": Outcome("torch", "ok", duration_s=cost)}, [])
+    sizes: list[int] = []
+    for _ in range(20):
+        engine._pending = []
+        sizes.append(len(engine._next_group()))
+    return sizes
+
+
+def test_groups_grow_with_the_measured_cost_of_a_new_signature() -> None:
+    """Compilation 100x a later case (JAX eager): groups reach GROUP_MAX; free new
+    signatures (numpy, torch eager) keep the base sizes; an explicit size is kept."""
+    name = "torch.nn.functional.dropout"
+    specs = {name: load_library("torch")[name]}
+
+    def engine(**kw: object) -> ApiEngine:
+        return ApiEngine(seed=1, libraries=("torch",), specs=specs, counterparts={},
+                         violate_share=0.0, edge_share=0.0, **kw)  # type: ignore[arg-type]
+
+    assert max(_timed(engine(), first_s=0.001, later_s=0.001)) <= 8
+    assert min(_timed(engine(), first_s=0.1, later_s=0.001)) == GROUP_MAX
+    assert max(_timed(engine(group_size=(4, 8)), first_s=0.1, later_s=0.001)) <= 8
 
 
 def test_messages_are_keyed_without_their_numbers() -> None:
@@ -90,3 +132,4 @@ def test_stats_are_stored_shown_and_restored(tmp_path, capsys, monkeypatch) -> N
     again = ApiEngine(seed=1, libraries=("torch",), specs=specs, counterparts={})
     again.load_api_stats(rows)
     assert again.stats[name].tried == 12
+    assert isinstance(again.stats[name].seconds, float)

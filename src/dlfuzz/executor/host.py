@@ -11,6 +11,7 @@ import shutil
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +42,15 @@ _TRANSFER_GRACE_S = 5.0  # once a message has begun to arrive, time for the rest
 # signature that hangs usually hangs for every input, and a group of 16 such cases would
 # otherwise cost 16 full timeouts. They still run; a hang is still observed, not assumed.
 _REPEAT_TIMEOUT_SHARE = 0.1
+# Once a signature has hung or killed the worker this many times in a batch, its later
+# cases there are not run at all: each costs a worker restart (seconds for JAX or TF) on
+# top of the short timeout, and a group of 64 inputs cost minutes (a hanging special
+# function in JAX: 90 s; a TF scatter that aborts on every input: 415 s). Those cases
+# come back ``SKIPPED`` and ``Pool.run`` leaves their outcome out, as for a backend that
+# does not run a case: nothing is reported about an input that never ran.
+_DEATHS_BEFORE_SKIP = 2
+_DEATHS = frozenset({"timeout", "crash", "oom"})
+SKIPPED = "skipped"  # a Worker.run status that never leaves the executor
 # Longest pause between two drains of a busy worker's results. Each wake-up of the host
 # costs CPU time a worker could use; 2 ms lets dozens of fast results gather in the pipe
 # while adding at most 2 ms to a batch (less: see ``Worker._pace``).
@@ -90,6 +100,7 @@ class WorkerStats:
     timeouts: int = 0
     idle_deaths: int = 0  # found dead between batches: no case to blame
     busy_s: float = 0.0
+    start_s: float = 0.0  # how long the last start took (interpreter + library import)
     version: str = ""
     last_rss_mb: float = 0.0
 
@@ -189,11 +200,13 @@ class Worker:
         self._log = self._proc.drain
         self._ever_started = True
         self._since_start = 0
+        t0 = time.monotonic()
         try:
-            event, message = self._next_message(time.monotonic() + cfg.start_timeout_s)
+            event, message = self._next_message(t0 + cfg.start_timeout_s)
         except BaseException:  # Cancelled (a stop during start-up), or a dlfuzz bug
             self.stop()
             raise
+        self.stats.start_s = time.monotonic() - t0
         if _tag(event, message) == "ready":
             self.stats.version = str(message[1])
             self.info = dict(message[2]) if len(message) > 2 else {}
@@ -374,9 +387,18 @@ class Worker:
         outcomes: list[Outcome] = []
         undelivered = 0
         hung: set[Any] = set()
+        deaths: Counter[Any] = Counter()
         full = self.case_timeout
         short = max(1.0, full * _REPEAT_TIMEOUT_SHARE)
         while len(outcomes) < len(blobs):
+            k = keys[len(outcomes)]
+            if k is not None and deaths[k] >= _DEATHS_BEFORE_SKIP:
+                outcomes.append(Outcome(backend=self.config.backend, status=SKIPPED,
+                                        message="not run: its signature hung or crashed "
+                                                "the worker before"))
+                if progress is not None:
+                    progress(1)
+                continue
             self._ensure_ready()
             pending = blobs[len(outcomes):]
             if self.config.restart_every:
@@ -395,6 +417,8 @@ class Worker:
             for k, outcome in zip(keys[len(outcomes):], got, strict=False):
                 if outcome.status == "timeout" and k is not None:
                     hung.add(k)
+                if outcome.status in _DEATHS and k is not None:
+                    deaths[k] += 1
             outcomes.extend(got)
         return outcomes
 

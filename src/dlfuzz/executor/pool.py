@@ -15,13 +15,14 @@ Process-level details (death detection, group kill, log drain) live in ``process
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import replace
 from typing import Any
 
 from dlfuzz.cases import Outcome
 from dlfuzz.executor.cancel import Cancelled, StopSignal
 from dlfuzz.executor.host import (
+    SKIPPED,
     BackendUnavailable,
     Worker,
     WorkerConfig,
@@ -44,6 +45,13 @@ class Pool:
         # then ends within ``cancel.POLL_S`` with ``Cancelled``.
         self.stop = StopSignal()
         self._executor = ThreadPoolExecutor(max_workers=max(1, len(configs)))
+        # Spare fresh workers (``fresh_worker``): started in the background, one per
+        # backend that triage has asked a fresh worker of, each watching its own stop
+        # signal until it is handed out (a stopping campaign must not cancel a spare
+        # half-started for the next confirmation).
+        self._spares: dict[str, tuple[Worker, Future[Any]]] = {}
+        self._spare_stop = StopSignal()
+        self._spare_executor = ThreadPoolExecutor(max_workers=1)
 
     def start(self, on_ready: Callable[[str, int, int, str | None, str], None] | None = None
               ) -> dict[str, str]:
@@ -119,7 +127,8 @@ class Pool:
             except BackendUnavailable as exc:
                 return exc.reason
             for i, outcome in zip(index, outcomes, strict=True):
-                results[i][name] = outcome
+                if outcome.status != SKIPPED:  # not run: no outcome, as for a backend
+                    results[i][name] = outcome  # that does not run the case
             return ""
 
         futures = [self._executor.submit(run_backend, n) for n in names]
@@ -152,16 +161,52 @@ class Pool:
         """A newly started worker of ``backend``, outside the pool (the caller closes it):
         triage confirms a finding there, away from what earlier cases left in the pool's
         worker. Same configuration, hence the same case timeout, as detection, unless
-        ``timeout_factor`` widens it (telling a hang from a slow run)."""
+        ``timeout_factor`` widens it (telling a hang from a slow run).
+
+        With the detection's timeout, the worker is a spare started in the background
+        after the previous request (a new interpreter that has run nothing: as fresh as
+        one started now), and the next spare starts at once: confirming a new bug on JAX
+        or TF no longer waits 3-8 s for a library import."""
+        if timeout_factor == 1.0:
+            spare = self._take_spare(backend)
+            self._start_spare(backend)
+            if spare is not None:
+                return spare
+        return self._started(self._fresh_config(backend, timeout_factor), self.stop)
+
+    def _fresh_config(self, backend: str, timeout_factor: float) -> WorkerConfig:
         config = self.configs[backend]
-        worker = Worker(replace(config, restart_every=0,
-                                case_timeout_s=config.case_timeout_s * timeout_factor),
-                        self.stop)
+        return replace(config, restart_every=0,
+                       case_timeout_s=config.case_timeout_s * timeout_factor)
+
+    @staticmethod
+    def _started(config: WorkerConfig, stop: StopSignal) -> Worker:
+        worker = Worker(config, stop)
         try:
             worker.start()
         except BaseException:
             worker.close()
             raise
+        return worker
+
+    def _start_spare(self, backend: str) -> None:
+        if backend in self._spares or self._spare_stop.is_set():
+            return
+        worker = Worker(self._fresh_config(backend, 1.0), self._spare_stop)
+        self._spares[backend] = (worker, self._spare_executor.submit(worker.start))
+
+    def _take_spare(self, backend: str) -> Worker | None:
+        """The backend's spare once started (waiting for it if it is starting), with the
+        pool's stop signal from now on; None if there is none or it failed to start."""
+        worker, future = self._spares.pop(backend, (None, None))
+        if worker is None or future is None:
+            return None
+        try:
+            future.result()
+        except BaseException:  # noqa: BLE001 - the caller starts one the usual way
+            worker.close()
+            return None
+        worker.stop_signal = self.stop
         return worker
 
     def case_timeout(self, backend: str) -> float:
@@ -177,13 +222,19 @@ class Pool:
     def kill(self) -> None:
         """SIGKILL every worker now, without waiting (safe from a signal handler)."""
         self.stop.set("killed")
-        for worker in list(self.workers.values()):
+        self._spare_stop.set("killed")
+        for worker in [*self.workers.values(), *(w for w, _ in self._spares.values())]:
             worker.kill()
 
     def close(self) -> None:
         for worker in self.workers.values():
             worker.close()
         self.workers.clear()
+        self._spare_stop.set("closed")  # a spare still starting gives up within POLL_S
+        self._spare_executor.shutdown(wait=True)
+        for worker, _ in self._spares.values():
+            worker.close()
+        self._spares.clear()
         self._executor.shutdown(wait=False)
 
     def __enter__(self) -> Pool:

@@ -22,6 +22,9 @@ from dlfuzz.store.lock import CampaignLock
 
 DB_NAME = "campaign.db"
 FORMAT = "dlfuzz-campaign/1"
+# Counters named ``outcome:BACKEND:STATUS`` count each backend's outcomes by status (the
+# campaign adds them per batch; the report stacks them). Campaigns stored before have none.
+OUTCOME_COUNTER = "outcome:"
 # Columns added to ``bugs`` since format 1 was first written (``Store.migrate``).
 _ADDED_COLUMNS = (("severity", "TEXT NOT NULL DEFAULT ''"),
                   ("root_cause", "TEXT NOT NULL DEFAULT ''"),

@@ -11,7 +11,14 @@ it is labelled ``flaky`` (or ``invalid-program``, or ``slow`` for a "hang" that 
 within a few limits) and never reported as a confirmed bug.
 A confirmed bug is stored at once (so a kill during reduction loses nothing), then
 reduced and its folder rewritten; last, the guilty backend's reproducer must show it,
-or the bug becomes ``unreproduced``.
+or the bug becomes ``unreproduced``. The reproducer is a subprocess that imports its
+library (5-13 s under a campaign's load): it runs in a background thread while fuzzing
+goes on, and its verdict is applied at the next ``collect`` (the campaign calls it after
+each batch, and waits for every check at the end). A finding of the same root cause that
+arrives meanwhile is a place of the bug, as of any confirmed one; if the verdict then
+makes the bug ``unreproduced``, later findings of that root cause are confirmed anew.
+A campaign killed before a verdict checks the bug again when resumed
+(``unchecked_reproducers``).
 
 What differs between kinds of case (reduction passes, the reproducers' expectation, the
 title, which backends get a reproducer) is asked of the case's kind (``kind_of``).
@@ -20,8 +27,10 @@ title, which backends get a reproducer) is asked of the case's kind (``kind_of``
 from __future__ import annotations
 
 import hashlib
+import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -83,6 +92,9 @@ class Triage:
         # backend) and how its reproducer is checked (None: not checked).
         self.rerun = rerun or rerun_in_pool(check)
         self.reproduce = reproduce
+        # Reproducer checks in flight: (bug id, details, folder, verdict to come).
+        self._checks: list[tuple[str, dict[str, Any], Path, Future[ReproCheck]]] = []
+        self._check_lock = threading.Lock()
         # Seconds of campaign budget left; reduction is skipped once it is spent, so a
         # campaign ends near its budget (the bug stays confirmed, with its reproducers).
         self.time_left: Callable[[], float] = lambda: float("inf")
@@ -178,13 +190,65 @@ class Triage:
         if self.reproduce is None or row is None or not row.dir:
             return
         folder = self.store.root / row.dir
-        check = self.reproduce(folder, finding)
-        record_in_folder(folder, check)
-        details = {**details, "reproducer": check.as_meta()}
-        if check.reproduced is False:
-            self.store.update_bug(bug_id, status="unreproduced", details=details)
-        else:
-            self.store.update_bug(bug_id, details=details)
+        reproduce = self.reproduce
+        future: Future[ReproCheck] = Future()
+
+        def check() -> None:
+            with self._check_lock:  # one at a time: each is a process importing a library
+                if not future.set_running_or_notify_cancel():
+                    return
+                try:
+                    future.set_result(reproduce(folder, finding))
+                except BaseException as exc:  # noqa: BLE001 - handed to collect()
+                    future.set_exception(exc)
+
+        # A daemon thread: an interrupted campaign exits without waiting for it.
+        threading.Thread(target=check, name=f"dlfuzz-repro-{bug_id}", daemon=True).start()
+        self._checks.append((bug_id, details, folder, future))
+
+    def collect(self, wait: bool = False) -> int:
+        """Apply the reproducer verdicts that are in (all of them with ``wait``); the
+        number of checks still running."""
+        left = []
+        for item in self._checks:
+            bug_id, details, folder, future = item
+            if future.cancelled() or not (wait or future.done()):
+                left.append(item)
+                continue
+            try:
+                check = future.result()
+            except Exception as exc:  # noqa: BLE001 - a check that failed to run
+                check = ReproCheck(None, f"the reproducer check failed: {exc}")
+            record_in_folder(folder, check)
+            details = {**details, "reproducer": check.as_meta()}
+            if check.reproduced is False:
+                self.store.update_bug(bug_id, status="unreproduced", details=details)
+            else:
+                self.store.update_bug(bug_id, details=details)
+        self._checks = left
+        return len(left)
+
+    def abandon_checks(self) -> None:
+        """An interrupted campaign: checks not started are dropped, the running one is
+        left to end on its own (its bug is checked again on ``--resume``)."""
+        for *_, future in self._checks:
+            future.cancel()  # only those not started yet
+        self.collect()
+        self._checks = []
+
+    def unchecked_reproducers(self) -> None:
+        """Confirmed bugs whose reproducer verdict never came (a campaign killed while it
+        ran) are checked now."""
+        if self.reproduce is None:
+            return
+        for bug in self.store.bugs("confirmed"):
+            if "reproducer" in bug.details or not bug.dir:
+                continue
+            if not (self.store.root / bug.dir / "meta.json").is_file():
+                continue
+            f = Finding("store", bug.symptom, bug.api, bug.guilty_backend, bug.stage,
+                        bug.message, bug.signature, "", tuple(bug.details.items()))
+            self._check_reproducer(bug.id, f, dict(bug.details))
 
     def _reduce(self, bug_id: str, finding: Finding, case: ApiCase, needed: list[str],
                 details: dict[str, Any]) -> tuple[Finding, dict[str, Any]] | None:

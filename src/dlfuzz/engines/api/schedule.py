@@ -12,6 +12,12 @@ grows with
   API still producing new behaviour gets up to ``1 + NOVELTY_BOOST`` times the energy;
   one that has settled (the same result, the same rejection) falls back to its base.
 
+Energy is also divided by what a case of the API costs, as AFL favours fast inputs: an
+API whose cases take ``COST_SCALE`` seconds (the slowest backend's time, compilation
+included) gets half the energy of a free one, one at a second a fiftieth. A slow special
+function (an iterative series in JAX eager, 1 s a case) otherwise took as much of the
+budget as fifty fast APIs while finding no more.
+
 Each case that hangs or kills a worker halves the API's energy, down to a floor: it
 costs a timeout or a worker restart and most likely repeats a bug already reported
 (a crash with a new message counts as novelty too, which gives some of it back).
@@ -32,6 +38,7 @@ PRIOR = (1.0, 2.0)  # Beta-like prior: (ok, tried) before any feedback
 NOVELTY_PRIOR = (1.0, 4.0)  # (novel, tried) before any feedback
 NOVELTY_BOOST = 3.0  # energy of an API all of whose cases are new: (1 + boost) x base
 MAX_HALVINGS = 6     # hangs and crashes divide energy by at most 2**MAX_HALVINGS
+COST_SCALE = 0.02   # seconds a case: at this mean cost an API's energy halves
 MEMORY = 64          # distinct outcome kinds and messages remembered per API
 # Exception types raised by native code (C++ checks, XLA, wasm traps as JS errors)
 # rather than by the Python layer's argument checks.
@@ -60,6 +67,7 @@ class ApiStats:
     novel: int = 0           # cases that showed something new for this API
     violate_tried: int = 0   # violate-mode cases
     violate_native: int = 0  # of them, rejected by native code (``NATIVE_ERRORS``)
+    seconds: float = 0.0     # the slowest backend's time, summed over every case
     seen: set[str] = field(default_factory=set)  # outcome kinds and message keys
 
     @property
@@ -77,9 +85,14 @@ class ApiStats:
         return (self.violate_native + 1.0) / (self.violate_tried + 2.0)
 
     @property
+    def cost(self) -> float:
+        """Mean seconds a case of this API takes (0 before any feedback)."""
+        return self.seconds / max(1, self.tried + self.violate_tried)
+
+    @property
     def weight(self) -> float:
         base = MIN_WEIGHT + (1.0 - MIN_WEIGHT) * self.valid_rate
-        energy = base * (1.0 + NOVELTY_BOOST * self.yield_rate)
+        energy = base * (1.0 + NOVELTY_BOOST * self.yield_rate) / (1.0 + self.cost / COST_SCALE)
         return max(MIN_WEIGHT * MIN_WEIGHT, energy / (1 << min(self.costly, MAX_HALVINGS)))
 
     def observe(self, keys: set[str]) -> bool:
@@ -99,6 +112,7 @@ class ApiStats:
                 "yield": round(self.yield_rate, 3),
                 "violate_tried": self.violate_tried,
                 "native_rate": round(self.native_rate, 3),
+                "seconds": round(self.seconds, 3), "cost": round(self.cost, 4),
                 "weight": round(self.weight, 4)}
 
 
