@@ -1,9 +1,14 @@
-"""``dlfuzz findings DIR``: the confirmed bugs of a campaign (``--json`` for scripts).
+"""``dlfuzz findings DIR``: the confirmed bugs of a campaign, as a table or for machines.
 
 Bugs are listed most severe first (crash, wrong-result, special-value, inconsistency,
 validation, performance), one line per root cause with the places it showed at, under a
 line of counts per class. A campaign stored before severities and root causes existed
 gets them computed from its stored fields (``triage.severity``, ``triage.root_cause``).
+
+``--format`` picks the output: ``table`` (fits the terminal, 80 columns included),
+``json`` (one record per bug; ``--json`` is an alias), ``markdown``, ``sarif`` (SARIF
+2.1.0) or ``junit`` (JUnit XML); the writers live in ``dlfuzz.report``. ``--baseline`` and
+``--fail-on`` make it a CI gate (``cli.gate``).
 """
 
 from __future__ import annotations
@@ -17,21 +22,32 @@ from rich import box
 from rich.table import Table
 
 from dlfuzz.cli.common import literal, plain_console
+from dlfuzz.cli.gate import absent_entries, add_gate_arguments, gate_code
+from dlfuzz.errors import UsageError
+from dlfuzz.report.view import FindingsView, where
+from dlfuzz.settings import CampaignSettings
 from dlfuzz.store.db import BugRow, Store
+from dlfuzz.triage.baseline import load_baseline, split
 from dlfuzz.triage.severity import SEVERITIES, rank
 from dlfuzz.triage.stored import filled
+
+FORMATS = ("table", "json", "markdown", "sarif", "junit")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("findings", help="list the confirmed bugs of a campaign")
     p.add_argument("dir", type=Path, help="campaign directory")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--format", choices=FORMATS, default=None,
+                   help="table (default; fits the terminal), json (one record per bug), "
+                        "markdown, sarif (SARIF 2.1.0) or junit (JUnit XML)")
+    p.add_argument("--json", action="store_true", help="same as --format json")
     p.add_argument("--all", action="store_true", help="include flaky (unconfirmed) findings")
     p.add_argument("--stats", action="store_true",
                    help="per API: cases, valid rate, yield, findings, crashes, energy "
                         "(instead of the bugs)")
     p.add_argument("--top", type=int, default=40, metavar="N",
                    help="with --stats: the N APIs with the most cases (0: all)")
+    add_gate_arguments(p, check_by_default=True)
     p.set_defaults(func=run)
 
 
@@ -79,21 +95,6 @@ def by_root_cause(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return ordered(list(groups.values()))
 
 
-def where(places: list[dict[str, Any]]) -> str:
-    """Where a root cause showed, short: backends, then APIs (if several), then dtypes."""
-    def uniq(key: str) -> list[str]:
-        return list(dict.fromkeys(str(p.get(key, "")) for p in places if p.get(key)))
-    backends, apis = uniq("backend"), uniq("api")
-    dtypes = sorted({d for p in places for d in str(p.get("dtypes", "")).split(",")
-                     if d and d not in ("?", "-")})
-    parts = [",".join(backends)]
-    if len(apis) > 1:
-        parts.append(",".join(apis))
-    if dtypes:
-        parts.append(",".join(dtypes))
-    return " ".join(p for p in parts if p)
-
-
 def class_counts(records: list[dict[str, Any]]) -> str:
     """``crash 1 · wrong-result 2 · ...``: root causes per class, every class named."""
     counts = {s: 0 for s in SEVERITIES}
@@ -102,26 +103,107 @@ def class_counts(records: list[dict[str, Any]]) -> str:
     return " · ".join(f"{s} {n}" for s, n in counts.items())
 
 
+def output_format(args: argparse.Namespace) -> str:
+    """The chosen format; ``--json`` is ``--format json`` (and conflicts with another)."""
+    if args.json and args.format not in (None, "json"):
+        raise UsageError(f"--json and --format {args.format} disagree; --json is "
+                         "--format json, give one of them")
+    return "json" if args.json else (args.format or "table")
+
+
+def collect(store: Store, include_flaky: bool) -> list[dict[str, Any]]:
+    """Every confirmed bug of the campaign (flaky ones too with ``include_flaky``) as
+    records, most severe first."""
+    bugs = store.bugs() if include_flaky else store.bugs("confirmed")
+    return ordered([bug_record(store, b) for b in bugs])
+
+
 def run(args: argparse.Namespace) -> int:
+    fmt = output_format(args)
     if args.stats:
-        return show_stats(args)
+        if fmt not in ("table", "json") or args.baseline or args.fail_on:
+            raise UsageError("--stats lists per-API statistics as a table or JSON; --format "
+                             "markdown/sarif/junit, --baseline and --fail-on apply to the "
+                             "bug listing (drop --stats)")
+        return show_stats(args, fmt)
+    # The baseline is read first: a bad file is reported before anything else runs.
+    baseline = load_baseline(args.baseline) if args.baseline else None
     store = Store.open(args.dir)
     try:
-        bugs = store.bugs() if args.all else store.bugs("confirmed")
-        records = ordered([bug_record(store, b) for b in bugs])
+        records = collect(store, args.all)
+        meta = store.meta()
+        versions = {str(r["name"]): str(r["version"]) for r in store.backend_rows()}
+        root = store.root.resolve()
     finally:
         store.close()
-    if args.json:
-        print(json.dumps(records, indent=2))
-        return 0
-    console = plain_console()
+    settings = _stored_settings(meta)
     grouped = by_root_cause(records)
-    console.print(findings_table(grouped, str(args.dir), min(console.width, 160)))
-    if records:
-        console.print(literal(f"{len(grouped)} root causes: {class_counts(grouped)}"))
-    if not records:
-        console.print("no confirmed bugs" + ("" if args.all else " (--all shows flaky ones)"))
-    return 0
+    new, known = split(grouped, baseline)
+    absent = absent_entries(baseline, records, settings, args.check_fixed)
+    view = FindingsView(campaign=root, label=str(args.dir), new=tuple(new),
+                        known=tuple(known), absent=tuple(absent),
+                        baseline=args.baseline, engine=settings.engine, versions=versions)
+    if fmt == "json":
+        print(json.dumps(json_listing(records, view), indent=2))
+    elif fmt == "table":
+        print_tables(view, args.all)
+    else:
+        import importlib
+
+        writer = importlib.import_module(f"dlfuzz.report.{fmt}")
+        print(writer.render(view))
+    return gate_code(new, args.fail_on, len(known))
+
+
+def _stored_settings(meta: dict[str, Any]) -> CampaignSettings:
+    """The campaign's settings (engine name; interpreters and preloads for re-checking
+    baseline entries); the defaults for a campaign stored without them."""
+    stored = meta.get("settings")
+    if not stored:
+        return CampaignSettings()
+    try:
+        return CampaignSettings.from_json(stored)
+    except (TypeError, ValueError, KeyError):
+        return CampaignSettings()
+
+
+def json_listing(records: list[dict[str, Any]], view: FindingsView) -> Any:
+    """Without a baseline: the list of bug records (the stable shape scripts read). With
+    one: ``{"new": [...], "known": [...], "fixed": [...], "not_seen": [...]}``, the first
+    two bug records, the last two baseline entries with their ``state`` and ``verdict``."""
+    if view.baseline is None:
+        return records
+    keys = {str(r["root_cause"]) for r in view.known}
+    return {"new": [r for r in records if str(r["root_cause"]) not in keys],
+            "known": [r for r in records if str(r["root_cause"]) in keys],
+            "fixed": [c.as_json() for c in view.fixed],
+            "not_seen": [c.as_json() for c in view.absent if c.state != "fixed"]}
+
+
+def print_tables(view: FindingsView, include_flaky: bool) -> None:
+    console = plain_console()
+    width = min(console.width, 160)
+    new = [dict(r) for r in view.new]
+    if new:
+        title = f"new bugs in {view.label}" if view.baseline else f"bugs in {view.label}"
+        console.print(findings_table(new, title, width))
+        head = "new root causes" if view.baseline else "root causes"
+        console.print(literal(f"{len(new)} {head}: {class_counts(new)}"))
+    else:
+        none = "no new confirmed bugs" if view.baseline else "no confirmed bugs"
+        console.print(literal(f"{none} in {view.label}"
+                              + ("" if include_flaky else " (--all shows flaky ones)")))
+    if view.known:
+        console.print()
+        console.print(findings_table([dict(r) for r in view.known],
+                                     f"known bugs (in {view.baseline})", width))
+    if view.absent:
+        console.print()
+        console.print(literal(f"baseline entries not found in this campaign: "
+                              f"{len(view.absent)}"))
+        for c in view.absent:
+            line = f"  {c.state:<11} {c.entry.key}: {' '.join(c.verdict.split())}"
+            console.print(literal(line if len(line) <= width else line[:width - 1] + "…"))
 
 
 def findings_table(records: list[dict[str, Any]], title: str, width: int = 80) -> Table:
@@ -143,7 +225,7 @@ def findings_table(records: list[dict[str, Any]], title: str, width: int = 80) -
     widths[2] = min(widths[2], max(free - 16, 10))
     widths[3] = min(widths[3], max((free - widths[2]) * 3 // 5, 5))
     widths[5] = max(width - gaps - sum(widths[:5]), 8)
-    table = Table(title=literal(f"bugs in {title}"), box=box.SIMPLE_HEAD, show_edge=False,
+    table = Table(title=literal(title), box=box.SIMPLE_HEAD, show_edge=False,
                   pad_edge=False, collapse_padding=True)
     for head, w in zip(heads, widths, strict=True):
         table.add_column(head, width=w, no_wrap=True, overflow="ellipsis",
@@ -162,7 +244,7 @@ STAT_COLUMNS = (("tried", "cases"), ("valid_rate", "valid"), ("yield", "yield"),
                 ("weight", "energy"))
 
 
-def show_stats(args: argparse.Namespace) -> int:
+def show_stats(args: argparse.Namespace, fmt: str) -> int:
     """Per-API stats of the campaign's engine (``Engine.api_stats``), most cases first."""
     store = Store.open(args.dir)
     try:
@@ -170,7 +252,7 @@ def show_stats(args: argparse.Namespace) -> int:
     finally:
         store.close()
     rows = sorted(stats.items(), key=lambda kv: (-kv[1].get("tried", 0), kv[0]))
-    if args.json:
+    if fmt == "json":
         print(json.dumps(dict(rows), indent=2))
         return 0
     console = plain_console()

@@ -1,9 +1,11 @@
 """Entry point: parses the verb and hands over; every failure becomes one line and an exit status.
 
-Exit statuses: 0 success, 1 a finding-like result (a DlfuzzError, a still-present bug,
-a missing required backend), 2 a usage error (bad argument, unusable path: the user's to
-fix), 3 an internal error (a dlfuzz bug: one line plus the file holding its traceback),
-130 interrupted. A closed stdout (``dlfuzz findings --json | head -1``) ends quietly.
+Exit statuses: 0 success, 1 a finding-like result (new confirmed bugs at or above
+``--fail-on`` on ``run``/``findings``, a DlfuzzError, a still-present bug, a missing
+required backend), 2 a usage error (bad argument, unusable path: the user's to fix), 3 an
+internal error (a dlfuzz bug: one line plus the file holding its traceback), 130
+interrupted. ``dlfuzz --help`` lists them (``cli.gate.EXIT_CODES``). A closed stdout
+(``dlfuzz findings --json | head -1``) ends quietly.
 """
 
 from __future__ import annotations
@@ -23,10 +25,12 @@ VERBS = {
     "backends": "dlfuzz.cli.backends_cmd",
     "run": "dlfuzz.cli.run_cmd",
     "findings": "dlfuzz.cli.findings_cmd",
+    "baseline": "dlfuzz.cli.baseline_cmd",
     "reproduce": "dlfuzz.cli.reproduce_cmd",
     "report": "dlfuzz.cli.report_cmd",
     "specs": "dlfuzz.cli.specs_cmd",
     "tfjs": "dlfuzz.cli.tfjs_cmd",
+    "export-tests": "dlfuzz.cli.export_tests_cmd",
 }
 
 # `dlfuzz run` options whose argparse default is None because the value comes from
@@ -56,6 +60,13 @@ class _HelpFormatter(argparse.HelpFormatter):
         return f"{text} (default: %(default)s)"
 
 
+class _EpilogFormatter(_HelpFormatter):
+    """Keeps the epilog's line breaks (the exit-status table) as written."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        return "".join(indent + line for line in text.splitlines(keepends=True))
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse that raises UsageError instead of printing usage and exiting."""
 
@@ -70,7 +81,10 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     import importlib
 
-    parser = _Parser(prog="dlfuzz", description="Find bugs in deep learning libraries.")
+    from dlfuzz.cli.gate import EXIT_CODES
+
+    parser = _Parser(prog="dlfuzz", description="Find bugs in deep learning libraries.",
+                     epilog=EXIT_CODES, formatter_class=_EpilogFormatter)
     parser.add_argument("--version", action="version", version=f"dlfuzz {__version__}")
     sub = parser.add_subparsers(dest="verb", required=True, parser_class=_Parser)
     for module in VERBS.values():

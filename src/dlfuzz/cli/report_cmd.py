@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from dlfuzz.cli.common import printable
@@ -16,6 +17,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", type=Path,
                    help="HTML file, or a folder for index.html (default: DIR/report/index.html;"
                         " missing folders are created)")
+    p.add_argument("--screenshot", type=Path, metavar="PNG",
+                   help="also open the report in headless Chromium (as the tfjs-webgl "
+                        "backend does) and save what it shows as this PNG; says on stderr "
+                        "if the page logged an error or a chart drew nothing")
     p.set_defaults(func=run)
 
 
@@ -27,4 +32,11 @@ def run(args: argparse.Namespace) -> int:
     finally:
         store.close()
     print(printable(path.resolve()))
+    if args.screenshot is not None:
+        from dlfuzz.report.browser import check_page  # Node and Chromium: only when asked
+
+        check = check_page(path, args.screenshot)
+        print(printable(args.screenshot.resolve()))
+        for problem in check.problems:
+            print(printable(f"report check: {problem}"), file=sys.stderr)
     return 0

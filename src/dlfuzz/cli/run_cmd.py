@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -16,9 +17,11 @@ from rich.table import Table
 from dlfuzz import registry
 from dlfuzz.campaign import Campaign, Progress, open_campaign
 from dlfuzz.cli.common import parse_duration, parse_list, parse_pairs, plain_console, printable
+from dlfuzz.cli.gate import absent_entries, add_gate_arguments, gate_code
 from dlfuzz.errors import UsageError
 from dlfuzz.settings import CampaignSettings, load_settings, resume_changes
 from dlfuzz.store.db import Store
+from dlfuzz.triage.baseline import Baseline, load_baseline, split
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -79,10 +82,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "the engine's table: [api], [model], [program])")
     p.add_argument("--profile", help="named settings: quick, ci, deep")
     p.add_argument("--quiet", action="store_true", help="no live status; a line per minute")
+    add_gate_arguments(p, check_by_default=False)
     p.set_defaults(func=run)
 
 
-def _overrides(args: argparse.Namespace) -> dict:
+def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     over = {
         "engine": args.engine, "backends": parse_list(args.backends, "--backends"),
         "seed": args.seed, "batch_size": args.batch_size,
@@ -111,49 +115,74 @@ def _overrides(args: argparse.Namespace) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    over = _overrides(args)
-    if args.resume is not None and args.out is not None:
-        raise UsageError("give either --out DIR (new campaign) or --resume DIR, not both")
-    if args.resume is None and args.out is None:
-        raise UsageError("dlfuzz run needs --out DIR (a new campaign) or --resume DIR")
+    # The baseline is read before a folder exists: a bad file costs no campaign.
+    if args.check_fixed and not args.baseline:
+        raise UsageError("--check-fixed re-checks the entries of a --baseline FILE; give "
+                         "--baseline too")
+    baseline = load_baseline(args.baseline) if args.baseline else None
+    store, settings = open_run(args.out, args.resume, args.config, args.profile,
+                               _overrides(args))
+    try:
+        return _run(args, store, settings, baseline)
+    finally:
+        store.close()  # closed already, unless the status display itself failed
+
+
+def open_run(out: Path | None, resume: Path | None, config: Path | None,
+             profile: str | None, over: dict[str, Any]) -> tuple[Store, CampaignSettings]:
+    """The locked store and checked settings of a new campaign (``out``) or a resumed one
+    (``resume``): the one path of ``dlfuzz run`` and ``dlfuzz.run()`` alike. ``over`` are
+    the given options as settings keys (None: not given); every value is checked by
+    ``load_settings`` and the TF.js release installed before a folder exists."""
     from dlfuzz.cli.tfjs_cmd import select_version
 
-    if args.resume is None:
-        # Everything is checked, and the tfjs release installed, before a folder exists.
-        settings = load_settings(args.config, args.profile, over)
-        select_version(settings.tfjs_version, settings.backends)
-        store, settings = open_campaign(args.out, None, settings)
-    else:
-        store, settings = _resume(args, over)
+    if resume is not None and out is not None:
+        raise UsageError("give either --out DIR (new campaign) or --resume DIR, not both")
+    if resume is None and out is None:
+        raise UsageError("dlfuzz run needs --out DIR (a new campaign) or --resume DIR")
+    if resume is not None:
+        return _resume(resume, config, profile, over)
+    settings = load_settings(config, profile, over)
+    select_version(settings.tfjs_version, settings.backends)
+    return open_campaign(out, None, settings)
+
+
+def run_campaign(store: Store, settings: CampaignSettings, fresh: bool,
+                 update: Callable[[Progress], None]) -> Progress:
+    """Run the campaign to its budget (or an interrupt); the store is closed after. A
+    ``fresh`` campaign (not resumed) that fails before its first batch is removed."""
     try:
-        return _run(args, store, settings)
+        return Campaign(store, settings, update).run()
+    except KeyboardInterrupt:  # a second Ctrl-C: the folder stays, to be resumed
+        raise
     except BaseException:
-        if args.resume is None:
+        if fresh:
             _discard_if_empty(store)
         raise
     finally:
         store.close()
 
 
-def _resume(args: argparse.Namespace, over: dict) -> tuple[Store, CampaignSettings]:
+def _resume(root: Path, config: Path | None, profile: str | None, over: dict[str, Any]
+            ) -> tuple[Store, CampaignSettings]:
     """The locked store of ``--resume DIR`` and the settings to continue it with: the
     stored ones, plus the allowed changes (more budget, another case limit); any other
     setting given with another value than the stored one is refused, each named."""
     from dlfuzz.cli.tfjs_cmd import select_version
 
-    store, stored = open_campaign(None, args.resume, None)
+    store, stored = open_campaign(None, root, None)
     try:
-        given = load_settings(args.config, args.profile, over, base=stored)
+        given = load_settings(config, profile, over, base=stored)
         changed = resume_changes(stored, given)
         if changed:
             listed = "; ".join(f"{name}: stored {_show(old)}, given {_show(new)}"
                                for name, old, new in changed)
-            raise UsageError(f"--resume {args.resume}: a resumed campaign runs with its "
+            raise UsageError(f"--resume {root}: a resumed campaign runs with its "
                              f"stored settings, and these differ: {listed}; drop them (only "
                              f"--budget and --max-cases may change), or start a new "
                              f"campaign with --out")
         done = store.totals()["seconds"]
-        budget_given = over["budget_s"] is not None or given.budget_s != stored.budget_s
+        budget_given = over.get("budget_s") is not None or given.budget_s != stored.budget_s
         extra = given.budget_s if budget_given else max(stored.budget_s - done, 0.0)
         settings = replace(given, budget_s=done + extra)
         notes = []
@@ -163,7 +192,7 @@ def _resume(args: argparse.Namespace, over: dict) -> tuple[Store, CampaignSettin
         if settings.max_cases != stored.max_cases:
             notes.append(f"max cases {stored.max_cases} -> {settings.max_cases}")
         if notes:
-            print(f"dlfuzz: resuming {args.resume}: {', '.join(notes)}", file=sys.stderr)
+            print(f"dlfuzz: resuming {root}: {', '.join(notes)}", file=sys.stderr)
         select_version(settings.tfjs_version, settings.backends)  # the campaign's own
     except BaseException:
         store.close()
@@ -192,15 +221,15 @@ def _discard_if_empty(store: Store) -> None:
               f"`dlfuzz run --resume {store.root}`", file=sys.stderr)
 
 
-def _run(args: argparse.Namespace, store: Store, settings: CampaignSettings) -> int:
+def _run(args: argparse.Namespace, store: Store, settings: CampaignSettings,
+         baseline: Baseline | None = None) -> int:
     console = plain_console(stderr=True)  # backend versions, paths: literal text
     live_mode = console.is_terminal and not args.quiet
     status = _Status(console, live_mode)
     root = store.root
-    campaign = Campaign(store, settings, status.update)
     try:
         with status:
-            progress = campaign.run()
+            progress = run_campaign(store, settings, args.resume is None, status.update)
     except KeyboardInterrupt:  # a second Ctrl-C: workers are killed, the store closes after
         _interrupted(root)
         return 130
@@ -210,7 +239,31 @@ def _run(args: argparse.Namespace, store: Store, settings: CampaignSettings) -> 
     if progress.interrupted:
         _interrupted(root)
         return 130
-    return 0
+    if args.fail_on is None and baseline is None:
+        return 0
+    return _gate(root, settings, baseline, args.fail_on, args.check_fixed)
+
+
+def _gate(root: Path, settings: CampaignSettings, baseline: Baseline | None,
+          fail_on: str | None, check_fixed: bool) -> int:
+    """The CI gate over every confirmed bug of the campaign (``cli.gate``): known and
+    fixed baseline entries on stdout, the verdict on stderr; exit 1 on new bugs at or
+    above ``fail_on``."""
+    from dlfuzz.cli.findings_cmd import by_root_cause, collect
+
+    store = Store.open(root)
+    try:
+        records = collect(store, include_flaky=False)
+    finally:
+        store.close()
+    new, known = split(by_root_cause(records), baseline)
+    if baseline is not None:  # plain lines (never wrapped): CI logs are grepped
+        keys = ", ".join(str(r["root_cause"]) for r in known[:10])
+        print(printable(f"baseline {baseline.path}: {len(known)} known root cause(s) found "
+                        f"again{': ' + keys if keys else ''}; {len(new)} new"))
+        for c in absent_entries(baseline, records, settings, check_fixed):
+            print(printable(f"  {c.state}: {c.entry.key}: {' '.join(c.verdict.split())}"))
+    return gate_code(new, fail_on, len(known))
 
 
 def _interrupted(root: Path) -> None:

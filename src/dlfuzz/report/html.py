@@ -1,99 +1,44 @@
-"""Static HTML report of a campaign: summary, backends, bugs with inputs, outputs, repros.
+"""Static HTML report of a campaign: summary, charts, backends, APIs, and each bug with
+its inputs, outputs per backend (differences highlighted) and reproducers.
 
 Everything shown comes from the store and the bug folders, and every piece of text is
-HTML-escaped: exception messages and library output are untrusted.
+HTML-escaped: exception messages and library output are untrusted. The page is one file
+that opens with no network: the charting library is inlined (``charts.py``). The parts
+live beside this file: ``charts.py`` (plots), ``bugs.py`` (one bug), ``markup.py``.
 """
 
 from __future__ import annotations
 
-import json
 from html import escape
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from dlfuzz.cases.kind import kind_named
 from dlfuzz.errors import UsageError
-from dlfuzz.store.db import BugRow, Store
+from dlfuzz.report import charts
+from dlfuzz.report.bugs import bug_section
+from dlfuzz.report.markup import kv_table
+from dlfuzz.store.db import Store
 from dlfuzz.triage.severity import SEVERITIES, rank
 from dlfuzz.triage.stored import filled
 
 _CSS = """
-body{font-family:system-ui,sans-serif;margin:2em;max-width:70em;color:#222}
+body{font-family:system-ui,sans-serif;margin:2em;max-width:80em;color:#222}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.3em .6em;
 text-align:left;vertical-align:top}th{background:#f3f3f3}pre{background:#f7f7f7;padding:.8em;
 overflow:auto;max-height:30em}.confirmed{color:#a00}.flaky{color:#888}
-section{border-top:2px solid #ddd;margin-top:2em}
 .crash,.wrong-result{color:#a00;font-weight:bold}
+.charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(32em,1fr));gap:1.5em}
+.chart{margin:0;border:1px solid #ddd;padding:.6em}.chart figcaption{font-weight:bold}
+.chart-box{position:relative;height:18em}
+details.bug{border-top:2px solid #ddd;margin-top:1em;padding-top:.5em}
+details.bug>summary{font-size:1.15em;cursor:pointer}
+details details{margin:.4em 0}details details>summary{cursor:pointer;color:#245}
+table.outputs caption{text-align:left;font-style:italic;padding:.2em 0}
+table.outputs td{font-family:ui-monospace,monospace}
+mark.diff{background:#ffb3b3;color:#600;font-weight:bold;padding:0 .2em}
 """
-
-
-def _places(places: list[dict[str, Any]]) -> str:
-    return "; ".join(f"{p.get('backend')} {p.get('api')} ({p.get('dtypes')}, "
-                     f"{p.get('symptom')}) ×{p.get('count', 1)}" for p in places)
-
-
-def _preview(path: Path, limit: int = 64) -> list[tuple[str, str]]:
-    rows: list[tuple[str, str]] = []
-    if not path.is_file():
-        return rows
-    with np.load(path) as data:
-        for key in data.files:
-            arr = data[key]
-            flat = arr.reshape(-1)[:limit]
-            more = " …" if arr.size > limit else ""
-            rows.append((f"{key} {arr.dtype}{list(arr.shape)}",
-                         np.array2string(flat, threshold=limit, max_line_width=100) + more))
-    return rows
-
-
-def _kv_table(rows: list[tuple[str, Any]]) -> str:
-    body = "".join(f"<tr><th>{escape(str(k))}</th><td>{escape(str(v))}</td></tr>"
-                   for k, v in rows)
-    return f"<table>{body}</table>"
-
-
-def _bug_section(store: Store, bug: BugRow) -> str:
-    sev, key, places = filled(store, bug)
-    parts = [f'<section id="{escape(bug.id)}"><h2>{escape(bug.id)}: '
-             f'<span class="{escape(sev)}">{escape(sev)}</span> — '
-             f'{escape(bug.symptom)} in {escape(bug.guilty_backend or "?")} — '
-             f'{escape(bug.api)}</h2>']
-    parts.append(_kv_table([("severity", sev), ("root cause", key),
-                            ("places", _places(places)), ("status", bug.status),
-                            ("stage", bug.stage),
-                            ("message", bug.message), ("occurrences", bug.occurrences),
-                            ("confirmation", f"{bug.confirm_hits}/{bug.confirm_runs} re-runs"),
-                            ("signature", bug.signature)]))
-    folder = store.root / bug.dir if bug.dir else None
-    if folder is None or not (folder / "meta.json").is_file():
-        parts.append("<p>No folder (only confirmed bugs get one).</p></section>")
-        return "".join(parts)
-    meta = json.loads((folder / "meta.json").read_text())
-    if (folder / "issue.md").is_file():
-        parts.append(f"<p>Issue-ready report: <code>{escape(str(folder / 'issue.md'))}"
-                     "</code></p>")
-    if meta.get("reduced"):
-        parts.append(f"<p>Reduced in {meta.get('reduce_runs')} runs.</p>")
-    parts.append("<h3>Case</h3><pre>" + escape((folder / "case.json").read_text()) + "</pre>")
-    # What a bug of this kind shows besides (its calls, model, program); a folder written
-    # before bug folders recorded their kind shows the generic parts only.
-    if meta.get("case_kind"):
-        parts.append(kind_named(str(meta["case_kind"])).report_section(folder, meta))
-    parts.append("<h3>Inputs</h3>" + _kv_table(_preview(folder / "inputs.npz")))
-    parts.append("<h3>Outputs per backend</h3>")
-    for out in sorted((folder / "outputs").glob("*.npz")):
-        parts.append(f"<h4>{escape(out.stem)}</h4>" + _kv_table(_preview(out)))
-    log = (folder / "error.log").read_text(errors="replace")
-    parts.append("<h3>Statuses and errors</h3><pre>" + escape(log[-20000:]) + "</pre>")
-    for backend, name in sorted(meta.get("repro", {}).items()):
-        text = (folder / name).read_text()
-        parts.append(f"<h3>Reproducer for {escape(backend)} "
-                     f"(<code>{escape(str(folder / name))}</code>)</h3>"
-                     f"<pre>{escape(text)}</pre>")
-    parts.append("</section>")
-    return "".join(parts)
+# Bug sections shown unfolded: the most severe confirmed ones; the rest open on a click.
+OPEN_BUGS = 3
 
 
 _MARK = "<meta name='generator' content='dlfuzz report'>"
@@ -165,31 +110,29 @@ def write_report(store: Store, out: Path | None = None) -> Path:
     meta = store.meta()
     totals = store.totals()
     # Most severe first: crash and wrong-result lead the report.
-    fill = {b.id: filled(store, b) for b in store.bugs()}
-
-    def severity(b: BugRow) -> str:
-        return fill[b.id][0]
-
-    def root_cause(b: BugRow) -> str:
-        return fill[b.id][1]
-
-    bugs = sorted(store.bugs(), key=lambda b: (not b.confirmed, rank(severity(b))))
+    stored = store.bugs()
+    fill = {b.id: filled(store, b) for b in stored}
+    severity = {b.id: fill[b.id][0] for b in stored}
+    root_cause = {b.id: fill[b.id][1] for b in stored}
+    bugs = sorted(stored, key=lambda b: (not b.confirmed, rank(severity[b.id])))
     confirmed = [b for b in bugs if b.confirmed]
     settings = meta.get("settings", {})
     html = [f"<!doctype html><html><head><meta charset='utf-8'><title>dlfuzz report</title>"
             f"{_MARK}"
             f"<style>{_CSS}</style></head><body><h1>dlfuzz campaign report</h1>"]
-    html.append(_kv_table([
+    html.append(kv_table([
         ("directory", store.root), ("engine", settings.get("engine")),
         ("backends", ", ".join(meta.get("backends_resolved", settings.get("backends", [])))),
         ("seed", settings.get("seed")), ("cases", totals["cases"]),
         ("time", f"{totals['seconds']:.0f} s"), ("confirmed bugs", len(confirmed)),
         ("flaky findings", sum(b.status == "flaky" for b in bugs))]))
-    counts = {s: len({root_cause(b) for b in confirmed if severity(b) == s}) for s in SEVERITIES}
+    counts = {s: len({root_cause[b.id] for b in confirmed if severity[b.id] == s}) for s in SEVERITIES}
     html.append("<h2>Confirmed root causes per class</h2><table><tr>"
                 + "".join(f"<th class='{escape(s)}'>{escape(s)}</th>" for s in counts)
                 + "</tr><tr>" + "".join(f"<td>{n}</td>" for n in counts.values())
                 + "</tr></table>")
+    plots = charts.chart_data(store, bugs, severity, root_cause)
+    html.append(charts.figures(plots))
     html.append("<h2>Backends</h2><table><tr><th>backend</th><th>version</th><th>cases</th>"
                 "<th>crashes</th><th>timeouts</th><th>restarts</th></tr>")
     for r in store.backend_rows():
@@ -200,14 +143,20 @@ def write_report(store: Store, out: Path | None = None) -> Path:
                 "<th>guilty</th><th>API</th><th>message</th></tr>")
     for b in bugs:
         html.append(f"<tr><td><a href='#{escape(b.id)}'>{escape(b.id)}</a></td>"
-                    f"<td class='{escape(severity(b))}'>{escape(severity(b))}</td>"
-                    f"<td>{escape(root_cause(b))}</td>"
+                    f"<td class='{escape(severity[b.id])}'>{escape(severity[b.id])}</td>"
+                    f"<td>{escape(root_cause[b.id])}</td>"
                     f"<td class='{escape(b.status)}'>{escape(b.status)}</td>"
                     f"<td>{escape(b.symptom)}</td><td>{escape(b.guilty_backend)}</td>"
                     f"<td>{escape(b.api)}</td><td>{escape(b.message[:200])}</td></tr>")
     html.append("</table>")
     html.append(_api_stats_section(meta.get("api_stats") or {}))
-    html.extend(_bug_section(store, b) for b in bugs)
+    html.append(f"<h2>Bugs in detail</h2><p>The {OPEN_BUGS} most severe confirmed bugs are "
+                "unfolded; click a bug to unfold it. Highlighted: output values that differ "
+                "from the reference backend beyond their dtype's tolerance.</p>")
+    html.extend(bug_section(store, b, severity[b.id], root_cause[b.id], fill[b.id][2],
+                            is_open=b.confirmed and i < OPEN_BUGS)
+                for i, b in enumerate(bugs))
+    html.append(charts.scripts(plots))
     html.append("</body></html>")
     out.write_text("".join(html), encoding="utf-8", errors="backslashreplace")
     return out
