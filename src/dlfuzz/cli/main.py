@@ -31,6 +31,7 @@ VERBS = {
     "specs": "dlfuzz.cli.specs_cmd",
     "tfjs": "dlfuzz.cli.tfjs_cmd",
     "export-tests": "dlfuzz.cli.export_tests_cmd",
+    "bisect": "dlfuzz.cli.bisect_cmd",
 }
 
 # `dlfuzz run` options whose argparse default is None because the value comes from

@@ -240,12 +240,16 @@ class TfjsBackend(Backend):
 
     @staticmethod
     def _tfjs_module(script: Path) -> Path:
-        """The tfjs the reproducer loads: the release its header names (default dir)."""
+        """The tfjs the reproducer loads: ``$DLFUZZ_TFJS_DIR`` as the script reads it
+        (``dlfuzz bisect`` picks a release so), else the release its header names."""
+        import os
         import re
 
         found = re.search(r'DIR = process.env.DLFUZZ_TFJS_DIR \|\| "([^"]+)"',
                           Path(script).read_text())
-        base = Path(found.group(1)) if found else install.tfjs_dir()
+        chosen = os.environ.get("DLFUZZ_TFJS_DIR", "")
+        base = Path(chosen) if chosen else (Path(found.group(1)) if found
+                                            else install.tfjs_dir())
         return base / "node_modules" / "@tensorflow" / "tfjs"
 
 
