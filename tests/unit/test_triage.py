@@ -306,6 +306,22 @@ def test_reduction_stays_within_its_run_budget(harness: Harness, store: Store):
     assert sum(harness.checked) <= 2 + 5 + 1
 
 
+def test_reduction_stops_at_its_deadline_with_the_smallest_case_that_held(
+        harness: Harness, store: Store, monkeypatch: pytest.MonkeyPatch):
+    """A reduction whose candidates compile slowly is cut at REDUCE_SECONDS: the bug keeps
+    the smallest case that still showed it (here: none reduced yet, no deadline left)."""
+    import dlfuzz.triage.triager as triager
+
+    monkeypatch.setattr(triager, "REDUCE_SECONDS", 0.0)
+    case = scan_case("cumsum", RNG.uniform(-3.0, 3.0, (4, 16)).astype(np.float32))
+    bug_id, _ = harness.triage(store, reduce=True, confirm_runs=2).handle(
+        harness.finding(case), case)
+    meta = json.loads((store.root / store.bug(bug_id).dir / "meta.json").read_text())
+    assert meta["reduced"] is True and meta["reduce_cut"] is True
+    assert meta["reduce_runs"] == 0
+    assert store.bug(bug_id).confirmed
+
+
 def test_no_reduction_once_the_campaign_budget_is_spent(harness: Harness, store: Store):
     case = scan_case("cumsum", ROWS)
     finding = harness.finding(case)

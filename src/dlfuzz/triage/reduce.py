@@ -8,6 +8,7 @@ accepted) go into the bug's metadata.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -24,6 +25,7 @@ class ReduceResult:
     case: ApiCase
     runs: int
     stats: dict[str, dict[str, int]] = field(default_factory=dict)
+    cut: bool = False  # stopped by the deadline with candidates left
 
 
 def _replace_tensor(case: ApiCase, index: int, array: np.ndarray) -> ApiCase:
@@ -109,21 +111,27 @@ def drop_params(rebuild: Callable[..., ApiCase] | None) -> Pass:
 
 def reduce_case(case: ApiCase, holds: Callable[[list[ApiCase]], list[bool]],
                 passes: dict[str, Pass], max_runs: int = 200, chunk: int = 12,
-                weight: Callable[[Any], tuple[Any, ...]] | None = None) -> ReduceResult:
+                weight: Callable[[Any], tuple[Any, ...]] | None = None,
+                deadline: float | None = None) -> ReduceResult:
     """Greedy reduction: accept the first candidate of a pass that still holds.
 
     Candidates are checked ``chunk`` at a time in one round trip to the workers (small
     cases cost far less to run than to send), and the first that holds is taken, exactly
-    as a one-by-one greedy search would.
+    as a one-by-one greedy search would. Past ``deadline`` (``time.monotonic()``) the
+    smallest case that held so far is the result: every accepted step kept the bug.
     """
     stats = {name: {"tried": 0, "accepted": 0} for name in passes}
     _weight = weight or api_weight
     runs = 0
     seen: set[str] = {case.id}
     progress = True
-    while progress and runs < max_runs:
+    cut = False
+    while progress and runs < max_runs and not cut:
         progress = False
         for name, make in passes.items():
+            if deadline is not None and time.monotonic() >= deadline:
+                cut = True
+                break
             pending: list[ApiCase] = []
             for candidate in make(case):
                 if candidate.id in seen or _weight(candidate) >= _weight(case):
@@ -145,7 +153,7 @@ def reduce_case(case: ApiCase, holds: Callable[[list[ApiCase]], list[bool]],
                     break
             if runs >= max_runs:
                 break
-    return ReduceResult(case, runs, stats)
+    return ReduceResult(case, runs, stats, cut)
 
 
 def api_weight(case: ApiCase) -> tuple[int, int, int, int, float]:

@@ -64,6 +64,10 @@ class TriageSettings:
 # Every reduction run of a hang costs a full timeout, and of a crash a worker restart
 # (seconds for TF or JAX): those get a small budget, hangs none.
 REDUCE_RUNS_BY_SYMPTOM = {"timeout": 0, "crash": 24, "oom": 24, "performance": 0}
+# Wall-clock cap of one reduction: every candidate of a JAX or TF case has new shapes, so
+# a compilation each (a jax special function's 57 runs took 70 s of a 600 s campaign on
+# the loaded machine). Past it the smallest case that kept the bug is the reduced case.
+REDUCE_SECONDS = 30.0
 
 
 _RANK = {s: i for i, s in enumerate(SEVERITIES)}
@@ -266,13 +270,15 @@ class Triage:
         if budget <= 0:
             return None
         t0 = time.perf_counter()
-        result = reduce_case(case, holds, reduction.passes, budget, weight=reduction.weight)
+        result = reduce_case(case, holds, reduction.passes, budget, weight=reduction.weight,
+                             deadline=time.monotonic() + REDUCE_SECONDS)
         outcomes, findings = self.check([result.case], needed)[0]
         same = [f for f in findings if f.signature == finding.signature]
         if not same:
             return None  # should not happen (holds() said so); keep the unreduced folder
         meta = {"reduced": True, "reduce_runs": result.runs, "reduce_stats": result.stats,
-                "reduce_seconds": round(time.perf_counter() - t0, 3)}
+                "reduce_seconds": round(time.perf_counter() - t0, 3),
+                "reduce_cut": result.cut}
         self.store.update_bug(bug_id, reduced_blob=self.store.blobs.put(result.case))
         details = self._describe_reduced(bug_id, same[0], result.case, details)
         self.write(bug_id, same[0], result.case, outcomes, meta)
