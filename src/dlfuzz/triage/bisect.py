@@ -331,9 +331,11 @@ class Reproducer:
     preload: tuple[str, ...]
 
     def key(self) -> str:
-        """The cache key: signature, backend and the script's content."""
+        """The cache key: signature, backend, the script's content and the preloads it
+        runs with (a verdict with a planted patch loaded says nothing about a run
+        without it, as ``--no-preload`` asks)."""
         digest = hashlib.sha256()
-        for part in (self.signature, self.backend, self.script.read_text()):
+        for part in (self.signature, self.backend, self.script.read_text(), *self.preload):
             digest.update(part.encode("utf-8", "backslashreplace") + b"\0")
         return digest.hexdigest()[:24]
 
