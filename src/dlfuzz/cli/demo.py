@@ -2,11 +2,11 @@
 
 One short campaign per level, each into its own folder under ``demo-campaign/`` (replaced
 on each run): the API level (TensorJSFuzz/DLLens specs of a few APIs on NumPy, PyTorch,
-JAX and TensorFlow), the model level (LEMON mutants of LeNet-5 on PyTorch and ONNX
-Runtime with and without graph optimizations) and the program level (MoCo mutants of a
-PyTorch LeNet program). Then, per level, the confirmed bugs with the severity summary
-(``dlfuzz findings``) and the HTML report's path (``dlfuzz report``), and one index page
-linking the reports.
+JAX and TensorFlow), the model level (LEMON mutants of LeNet-5 on PyTorch, JAX,
+TensorFlow and ONNX Runtime with and without graph optimizations) and the program level
+(MoCo mutants of a PyTorch LeNet program). Then, per level, the confirmed bugs with the
+severity summary (``dlfuzz findings``) and the HTML report's path (``dlfuzz report``), and
+one index page linking the reports.
 
 The settings are fixed (seeds, seed model and program, backends) and were chosen from past
 campaigns on the pinned releases, so that each level is likely to end with a real bug:
@@ -17,8 +17,14 @@ missing argument checks (``Conv2d(padding=-1)``, ``ConvTranspose2d(dilation=0)``
 internal assert (docs/programs.md). Fuzzing is time-boxed, so a level may end without
 one; the demo says so rather than failing. Measured on a shared, loaded 2-core machine
 (3.5 min): the API level confirmed tf.linalg.expm's NaN (a real bug), the program level
-ConvTranspose2d accepting dilation=0; the model level found none in its minute (past
-campaigns needed about three to reach the ORT MaxPool bug).
+ConvTranspose2d accepting dilation=0. The model level's seed and backends reached the
+ORT MaxPool bug soonest among the settings tried: the seed fixes the sequence of mutants,
+and its 18th batch holds one with a ZeroPadding2D before a 3x3 valid MaxPool2D, which
+optimized ORT folds into one MaxPool whose padding counts as -inf. Three runs under a
+load of 3 to 7 confirmed it after 38 to 50 s of budget. JAX and TensorFlow are there as
+float64 references: with PyTorch the only one, the judge has no two libraries to agree
+on a float64 result and falls back to LEMON's vote (seed 2 on PyTorch and ORT alone
+found nothing in two runs).
 
 Backends that do not start here are left out with a line; a level left with too few
 backends to compare is skipped with a line. The plan (``PLAN``) is data, so a test can
@@ -62,10 +68,11 @@ PLAN: tuple[Level, ...] = (
           ("numpy", "torch", "jax", "tf"), 2,
           ("--engine", "api", "--apis", ",".join(DEMO_APIS), "--seed", "1",
            "--budget", "60s")),
-    Level("model", "model level: LEMON mutants of LeNet-5",
-          ("torch", "ort", "ort-noopt"), 2,
+    Level("model", "model level: LEMON mutants of LeNet-5, where dlfuzz has found ONNX "
+          "Runtime's MaxPool pad fusion returning negative maxima",
+          ("torch", "jax", "tf", "ort", "ort-noopt"), 2,
           ("--engine", "model", "--method", "lemon", "--seed-model", "lenet5",
-           "--seed", "2", "--budget", "55s")),
+           "--seed", "1", "--budget", "60s")),
     Level("program", "program level: MoCo mutants of a PyTorch LeNet program",
           ("torch",), 1,
           ("--engine", "program", "--seed-program", "torch_lenet_seq", "--batch-size", "8",
