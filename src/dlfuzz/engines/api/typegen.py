@@ -44,6 +44,14 @@ from dlfuzz.engines.api.libspecs import LibParam, LibSpec
 RANK_MAX = 5            # hard cap on ranks (the paper's value space goes to 5)
 DIM_MAX = 4             # dimensions drawn in [0, DIM_MAX] ...
 ZERO_DIM_P = 0.04       # ... with 0 this rare: empty tensors test little and often just fail
+# Beyond DLLens' value space: this share of tensors gets a long innermost dimension,
+# log-uniform in (DIM_MAX, LONG_DIM_MAX]. Vectorized kernels take another path once a row
+# holds a SIMD register's worth of elements (8-16 floats) and a remainder loop after it;
+# with every dimension at most 4 that path never ran (a TF.js Add kernel wrong only for
+# rows of 5 or more was not found by 150 inputs of tf.add). At most 4**3 * 256 = 16k
+# elements a tensor, cheap for every backend.
+LONG_DIM_P = 0.1
+LONG_DIM_MAX = 256
 INT_RANGE = (-10, 10)   # integers (tensor elements and scalars without a range)
 INF_P = 0.05            # per float element, when special values are allowed
 NAN_P = 0.05
@@ -327,12 +335,19 @@ class TypedGen:
         from the dtype list; planned bounds from the dtype and the domain hint."""
         rank = self.rnd.randint(*pp.rank)
         shape = tuple(self.dim() for _ in range(rank))
+        if shape and self.rnd.random() < LONG_DIM_P:
+            shape = (*shape[:-1], self.long_dim())
         dtype = self.dtype(pp)
         lo, hi = default_bounds(dtype, pp.p.domain)
         return TensorProps(shape, dtype, lo, hi)
 
     def dim(self) -> int:
         return 0 if self.rnd.random() < ZERO_DIM_P else self.rnd.randint(1, DIM_MAX)
+
+    def long_dim(self) -> int:
+        """A dimension past the value space (``LONG_DIM_P``), log-uniform."""
+        low, high = math.log(DIM_MAX + 1), math.log(LONG_DIM_MAX + 1)
+        return min(LONG_DIM_MAX, int(math.exp(self.rnd.uniform(low, high))))
 
     def dtype(self, pp: ParamPlan) -> str:
         if pp.p.dtypes:
