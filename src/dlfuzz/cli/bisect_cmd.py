@@ -15,11 +15,10 @@ import json
 import sys
 from pathlib import Path
 
+from dlfuzz.cli.bug_folder import open_bug_folder
 from dlfuzz.errors import DlfuzzError, UsageError
 from dlfuzz.libraries import get, of_backend
 from dlfuzz.libraries.record import Library
-from dlfuzz.settings import CampaignSettings
-from dlfuzz.store.db import Store
 from dlfuzz.triage import bisect as bs
 
 
@@ -53,24 +52,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def _reproducer(args: argparse.Namespace) -> tuple[bs.Reproducer, str]:
     """The bug's guilty-backend reproducer and that backend's library name."""
-    root = Path(args.dir).expanduser().resolve()
-    store = Store.open(root)
-    try:
-        bug = store.bug(args.bug_id)
-        if bug is None:
-            known = ", ".join(b.id for b in store.bugs()) or "none"
-            raise UsageError(f"bug {args.bug_id!r} is not in {args.dir}; known ids: {known}")
-        if not bug.dir:
-            raise UsageError(f"bug {bug.id} has no folder ({bug.status}): only confirmed bugs "
-                             "have reproducers to bisect with")
-        settings = CampaignSettings.from_json(store.meta()["settings"])
-        folder = (store.root / bug.dir).resolve()
-    finally:
-        store.close()
-    meta_path = folder / "meta.json"
-    if not meta_path.is_file():
-        raise UsageError(f"bug {bug.id}: {meta_path} is missing; restore the bug folder")
-    name = json.loads(meta_path.read_text()).get("repro", {}).get(bug.guilty_backend)
+    bug, settings, folder, meta = open_bug_folder(args.dir, args.bug_id)
+    name = meta.get("repro", {}).get(bug.guilty_backend)
     if not name or not (folder / name).is_file():
         raise UsageError(f"bug {bug.id}: no reproducer for its guilty backend "
                          f"{bug.guilty_backend} in {folder}; nothing to bisect with")

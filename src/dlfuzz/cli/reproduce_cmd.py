@@ -11,16 +11,14 @@ found says nothing about the bug.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
 import subprocess
 import sys
 from pathlib import Path
 
+from dlfuzz.cli.bug_folder import open_bug_folder
 from dlfuzz.errors import UsageError
-from dlfuzz.settings import CampaignSettings
-from dlfuzz.store.db import Store
 from dlfuzz.triage.confirm import reproducer_command, reproducer_env, verdict_line
 
 
@@ -35,25 +33,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    root = Path(args.dir).expanduser().resolve()  # scripts run with cwd = their folder
-    store = Store.open(root)
-    try:
-        bug = store.bug(args.bug_id)
-        if bug is None:
-            known = ", ".join(b.id for b in store.bugs()) or "none"
-            raise UsageError(f"bug {args.bug_id!r} is not in {args.dir}; known ids: {known}")
-        if not bug.dir:
-            raise UsageError(f"bug {bug.id} has no folder ({bug.status}): only confirmed bugs "
-                             "get reproducers")
-        settings = CampaignSettings.from_json(store.meta()["settings"])
-        folder = (store.root / bug.dir).resolve()
-    finally:
-        store.close()
-    meta_path = folder / "meta.json"
-    if not meta_path.is_file():
-        raise UsageError(f"bug {bug.id}: {meta_path} is missing; the bug folder is incomplete "
-                         "(re-run the campaign's triage or restore the folder)")
-    meta = json.loads(meta_path.read_text())
+    bug, settings, folder, meta = open_bug_folder(args.dir, args.bug_id)
     scripts = {backend: folder / name for backend, name in sorted(meta["repro"].items())}
     missing = [str(path) for path in scripts.values() if not path.is_file()]
     if missing:

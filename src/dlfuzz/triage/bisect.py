@@ -363,13 +363,10 @@ def command(repro: Reproducer, release: Release) -> list[str]:
 
 def probe(repro: Reproducer, release: Release, timeout_s: float) -> Probe:
     """Run the reproducer once under ``release`` and judge it as triage did."""
-    from dlfuzz.triage.confirm import judge_reproducer, reproducer_env
+    from dlfuzz.triage.confirm import judge_reproducer, reproducer_process_env
 
     argv = command(repro, release)
-    env = {**os.environ, **reproducer_env(repro.backend), **release.env}
-    if env.get("PYTHONPATH"):  # the script runs in its folder: keep relative entries valid
-        env["PYTHONPATH"] = os.pathsep.join(os.path.abspath(p or os.curdir)
-                                            for p in env["PYTHONPATH"].split(os.pathsep))
+    env = reproducer_process_env(repro.backend, dict(release.env))
     t0 = time.perf_counter()
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s,

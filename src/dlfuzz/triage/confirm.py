@@ -264,6 +264,18 @@ def reproducer_env(backend: str) -> dict[str, str]:
     return dict(cls().repro_env or {})
 
 
+def reproducer_process_env(backend: str, extra: dict[str, str] | None = None
+                           ) -> dict[str, str]:
+    """The whole environment a reproducer runs in: ours, the backend's ``repro_env`` and
+    ``extra``, with relative ``PYTHONPATH`` entries made absolute (the script runs with
+    its own folder as working directory)."""
+    env = {**os.environ, **reproducer_env(backend), **(extra or {})}
+    if env.get("PYTHONPATH"):
+        env["PYTHONPATH"] = os.pathsep.join(os.path.abspath(p or os.curdir)
+                                            for p in env["PYTHONPATH"].split(os.pathsep))
+    return env
+
+
 def verdict_line(stdout: str, stderr: str) -> str:
     """The script's verdict: its last line on stdout; else the last on stderr (a crash)."""
     for text in (stdout, stderr):
@@ -323,10 +335,7 @@ def run_reproducer(folder: Path, backend: str, symptom: str, config: Any,
     preload = tuple(getattr(config, "preload", ()))
     argv = reproducer_command(backend, folder / name, preload, python)
     timeout = case_timeout_s + max(MIN_START_ALLOWANCE_S, 2 * start_s)
-    env = {**os.environ, **reproducer_env(backend)}
-    if env.get("PYTHONPATH"):  # the script runs in its folder: keep relative entries valid
-        env["PYTHONPATH"] = os.pathsep.join(os.path.abspath(p or os.curdir)
-                                            for p in env["PYTHONPATH"].split(os.pathsep))
+    env = reproducer_process_env(backend)
     t0 = time.perf_counter()
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
