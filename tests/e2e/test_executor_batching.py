@@ -253,14 +253,15 @@ def test_eager_trio_runs_1000_cases_per_second() -> None:
 
 
 def test_a_hanging_signature_costs_one_full_timeout_per_batch():
-    """Later cases of a signature that already hung in the batch get a short limit."""
+    """Later cases of a signature that already hung in the batch get a short limit, and
+    after its second hang it is not run again in the batch (no outcome)."""
     hang, fine = case("hang_sleep"), case("identity")
     with Pool([config(case_timeout_s=4.0)]) as pool:
         pool.start()
         t0 = time.monotonic()
         out = pool.run([hang, fine, hang, hang, fine])
         elapsed = time.monotonic() - t0
-    statuses = [o["numpy"].status for o in out]
-    assert statuses == ["timeout", "ok", "timeout", "timeout", "ok"]
+    statuses = [o["numpy"].status if "numpy" in o else None for o in out]
+    assert statuses == ["timeout", "ok", "timeout", None, "ok"]
     assert "within 1.0 s" in out[2]["numpy"].message
-    assert elapsed < 4.0 + 2 * 1.0 + 8.0  # one full timeout, two short ones, restarts
+    assert elapsed < 4.0 + 1.0 + 8.0  # one full timeout, one short one, restarts

@@ -494,7 +494,9 @@ def test_no_descriptor_or_thread_leak_across_restarts() -> None:
     w.start()
     w.run([ok_case(0)])
     before_fds, before_threads = fds(), threading.active_count()
-    outcomes = w.run([case("pid") for _ in range(10)] + [case("segfault")] * 10 + [ok_case(1)])
+    # Ten segfaults of ten signatures: one signature would be skipped after two deaths.
+    segfaults = [case("segfault", np.arange(i + 1, dtype=np.float32)) for i in range(10)]
+    outcomes = w.run([case("pid") for _ in range(10)] + segfaults + [ok_case(1)])
     assert len({pid_of(o) for o in outcomes[:10]}) == 10
     assert {o.exc_type for o in outcomes[10:20]} == {"SIGSEGV"}
     assert_ok_identity(outcomes[20], 1)
