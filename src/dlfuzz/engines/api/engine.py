@@ -69,16 +69,18 @@ GROUP_SIZE = (4, 8)
 # signature costs: a group gets as many cases as the measured first-case / later-case
 # cost ratio (the time of compiling a signature over running it again; compilation is
 # then about half of the time, ``COMPILE_SHARE``), never fewer than the drawn base size,
-# at most GROUP_MAX. Rule APIs (shape rules: the numpy set) keep their base sizes: their
-# bugs are shape-dependent and their signature pools already adapt reuse to the cost
-# (``new_signature_p``); grown groups there cut the signatures tried per second, and a
-# planted cumsum bug needing an axis of 7 went unfound for minutes. In JAX eager a
-# new signature costs ~100 ms and a later case ~1 ms: groups of 4-8 left 90% of the time
-# in compilation (40 cases/s on numpy+torch+jax+tf, benchmarks/throughput.py); numpy and
-# torch eager pay nothing for a new signature and keep small groups. The same share of
-# cases goes to each API either way (its energy picks groups): only how many come per
-# compilation changes.
-GROUP_MAX = 64
+# at most GROUP_MAX. In JAX eager a new signature costs ~100 ms and a later case ~1 ms:
+# groups of 4-8 left 90% of the time in compilation (42 cases/s on numpy+torch+jax+tf,
+# benchmarks/throughput.py); numpy and torch eager pay nothing for a new signature and
+# keep small groups. Each API still gets the same share of cases (its energy picks
+# groups): only how many come per compilation changes. The cap is a trade: 64 gave 190
+# cases/s against 75 for 16, but a quarter of the signatures per input (a conv2d bug
+# needing stride 2 with dilation 2 was missed within 1,200 inputs in one run of three).
+# Rule APIs (shape rules: the numpy set) keep their base sizes: their bugs are
+# shape-dependent and their signature pools already adapt reuse to the cost
+# (``new_signature_p``); grown groups there left a planted cumsum bug needing an axis
+# of 7 unconfirmed for minutes.
+GROUP_MAX = 16
 # Valid groups pushed to an edge of the value space (integer extremes, one special float
 # argument, a scalar outside its range, an empty dimension: ``edges.py``). Where known
 # bugs of released libraries are; the rest stays with ordinary values, which the
