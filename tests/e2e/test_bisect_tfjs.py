@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from executor_support import dlfuzz_cli
 
 from dlfuzz.backends.tfjs import install
-from dlfuzz.store.db import Store
+from dlfuzz.store.db import BugRow, Store
 
 VERSIONS = "4.1.0,4.10.0,4.22.0"
 
@@ -35,14 +36,20 @@ def campaign(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
                       "--quiet", "--budget", "50s", "--max-cases", "200",
                       "--batch-size", "50", timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
+    return out, _confirmed_bug(
+        out, lambda b: b.api == "tf.avgPool3d" and b.guilty_backend == "tfjs-cpu"
+        and "strides" in b.message, "the avgPool3d stride bug of TF.js 4.1.0")
+
+
+def _confirmed_bug(out: Path, wanted: Callable[[BugRow], bool], what: str) -> str:
+    """The id of the campaign's first confirmed bug that ``wanted`` accepts."""
     store = Store.open(out)
     try:
-        bugs = [b for b in store.bugs() if b.confirmed and b.api == "tf.avgPool3d"
-                and b.guilty_backend == "tfjs-cpu" and "strides" in b.message]
+        bugs = [b for b in store.bugs() if b.confirmed and wanted(b)]
     finally:
         store.close()
-    assert bugs, "the campaign did not confirm the avgPool3d stride bug of TF.js 4.1.0"
-    return out, bugs[0].id
+    assert bugs, f"the campaign did not confirm {what}"
+    return bugs[0].id
 
 
 def test_bisect_names_the_release_that_fixed_a_tfjs_bug(campaign: tuple[Path, str],
@@ -89,14 +96,9 @@ def regression(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
                       "--quiet", "--budget", "40s", "--max-cases", "60",
                       "--batch-size", "30", timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    store = Store.open(out)
-    try:
-        bugs = [b for b in store.bugs() if b.confirmed and b.api == "tf.add"
-                and b.guilty_backend == "tfjs-cpu" and b.symptom == "numeric"]
-    finally:
-        store.close()
-    assert bugs, "the campaign did not confirm the planted Add bug of tfjs-cpu on 4.22.0"
-    return out, bugs[0].id
+    return out, _confirmed_bug(
+        out, lambda b: b.api == "tf.add" and b.guilty_backend == "tfjs-cpu"
+        and b.symptom == "numeric", "the planted Add bug of tfjs-cpu on 4.22.0")
 
 
 def test_bisect_names_the_release_that_brought_a_tfjs_bug(regression: tuple[Path, str],

@@ -21,23 +21,11 @@ function atLeast(version, since) {
   return true;
 }
 
+// The wrong kernel itself is planted_tfjs_add.js's (a path next to this file).
+const plantAdd = require('./planted_tfjs_add.js');
+
 module.exports = function plantAddSince410(tf) {
-  if (!atLeast(coreVersion(tf), SINCE)) {
-    return;
+  if (atLeast(coreVersion(tf), SINCE)) {
+    plantAdd(tf);
   }
-  const backendName = 'cpu';
-  const real = tf.getKernel('Add', backendName);
-  const sub = tf.getKernel('Sub', backendName);
-  tf.unregisterKernel('Add', backendName);
-  tf.registerKernel({
-    kernelName: 'Add',
-    backendName,
-    kernelFunc(args) {
-      const a = args.inputs.a;
-      if (a.dtype === 'float32' && a.shape.length > 0 && a.shape[a.shape.length - 1] >= 5) {
-        return sub.kernelFunc(args);
-      }
-      return real.kernelFunc(args);
-    },
-  });
 };

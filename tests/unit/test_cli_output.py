@@ -15,10 +15,10 @@ import time
 from pathlib import Path
 
 import pytest
+from findings_support import cli
 
 import dlfuzz
 from dlfuzz.cli import backends_cmd, findings_cmd
-from dlfuzz.cli.main import main
 from dlfuzz.store.db import BugRow, Store
 
 MARKUP = "shape [batch, 3] is [dim] odd [/x] here"
@@ -39,14 +39,6 @@ def make_campaign(root: Path, messages: list[str]) -> Path:
             updated_at=now))
     store.close()
     return root
-
-
-def cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main(argv)
-    out, err = capsys.readouterr()
-    code = exc.value.code
-    return (code if isinstance(code, int) else 0 if code is None else 1), out, err
 
 
 def test_findings_prints_library_text_literally(tmp_path, capsys, monkeypatch):
