@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import tempfile
 import traceback
@@ -172,7 +173,7 @@ def main(argv: list[str] | None = None) -> None:
         _fail(str(exc), 1)
     except KeyboardInterrupt:
         print("dlfuzz: interrupted", file=sys.stderr)
-        sys.exit(130)
+        _exit_interrupted(whole_process=argv is None)
     except OSError as exc:
         if exc.filename is None:
             _internal(exc)
@@ -181,4 +182,25 @@ def main(argv: list[str] | None = None) -> None:
         raise
     except Exception as exc:  # noqa: BLE001 - any other exception is a dlfuzz bug
         _internal(exc)
+    if code == 130:
+        _exit_interrupted(whole_process=argv is None)
     sys.exit(code or 0)
+
+
+def _exit_interrupted(whole_process: bool) -> NoReturn:
+    """Exit 130, whatever further Ctrl-C comes while the interpreter shuts down.
+
+    Python puts the default SIGINT action back during finalization, so a Ctrl-C pressed
+    again while an interrupted run exits would kill the process by signal (status -2 to
+    its parent) instead of the documented 130. The work is done and the store closed by
+    now: further interrupts are ignored for the last milliseconds. Only when dlfuzz is
+    the process (``python -m dlfuzz``, the console script); a caller of ``main(argv)``
+    keeps its own Ctrl-C.
+    """
+    if not whole_process:
+        sys.exit(130)
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread (dlfuzz.api in a thread): nothing to guard
+        pass
+    sys.exit(130)
