@@ -10,8 +10,11 @@ Unaided (the default): one campaign per engine and backend mix, with dlfuzz's de
 settings, no ``--apis`` and nothing from the benchmark: the benchmark measures, it never
 feeds the generator. A bug counts as found when a confirmed bug of the campaign (or one
 of its places, after root-cause dedup) is on the bug's backend and API with one of its
-severity classes; the time to the first hit is when that bug row was stored, counted
-from the campaign's start (worker start-up included, a few seconds).
+severity classes, and meets the bug's ``match`` conditions (the mechanism: message,
+input dtypes and sizes, symptom, special input values; see ``Rule``); the time to the
+first hit is when that bug row was stored, counted from the campaign's start (worker
+start-up included, a few seconds). A finding on the right backend, API and severity
+that fails only the ``match`` conditions is listed as a near miss, with the condition.
 
 ``--directed``: one short campaign per API-level bug in the specs, with ``--apis`` set to
 the bug's API (what a maintainer checking one API would run); prints the time to the
@@ -29,6 +32,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import pickle
+import re
 import statistics
 import subprocess
 import sys
@@ -39,7 +44,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import ml_dtypes
+import numpy as np
+
 from corpus import read_folder
+from dlfuzz.cases.core import DTYPES
 from dlfuzz.errors import UsageError
 from precision import Campaign
 
@@ -54,10 +63,54 @@ LEVELS = ("api", "model", "program")
 KINDS = ("crash", "wrong-result", "nan-inf", "validation", "compile-mode")
 _REQUIRED = ("id", "library", "level", "kind", "upstream", "title", "reproduces_on", "api",
              "backend", "severity", "symptom", "trigger_lang", "trigger", "verify")
-_OPTIONAL = ("reported_on", "tfjs_version", "in_specs", "campaign", "note")
+_OPTIONAL = ("reported_on", "tfjs_version", "in_specs", "campaign", "note", "match")
+# The symptoms dlfuzz gives a finding (``Finding.symptom``; ``triage.severity`` ranks them).
+SYMPTOMS = ("crash", "timeout", "oom", "nan", "numeric", "status", "shape", "dtype",
+            "boundary", "nondeterministic", "performance")
+# The special values an input may be required to hold (``Rule.inputs``).
+INPUT_VALUES = ("nan", "inf", "-inf", "subnormal", "int-min", "zero-size")
+_RULE_KEYS = ("message", "dtypes", "min_elements", "symptom", "inputs")
 
 
 # ---- the bugs ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Rule:
+    """A known bug's ``match`` object: what a finding must show, beyond backend, API and
+    severity, to be that bug and not another one of the same API.
+
+    Backend, API and severity alone count float32 ``reduce_mean`` overflowing near 3e38
+    as TF's float16 element-count overflow (65520 elements and more): a benchmark that
+    over-counts says nothing. Each condition is what the bug itself needs, nothing more:
+
+    * ``message``: a regular expression searched, case-insensitively, in what dlfuzz
+      recorded of the failure: the bug's message (``SIGFPE: worker killed by SIGFPE``),
+      the worker's output tail in its details and the bug folder's ``error.log`` (a TF
+      ``Check failed`` line is in the worker's output only).
+    * ``dtypes``: some input tensor of the case has one of these dtypes.
+    * ``min_elements``: some input tensor has at least this many elements.
+    * ``symptom``: the finding's symptom is one of these (``SYMPTOMS``).
+    * ``inputs``: each of these values (``INPUT_VALUES``) is held by some input tensor.
+
+    The tensor conditions hold on the case as detected or as reduced (both are stored);
+    a model's weights count as inputs, as in ``triage.severity``.
+    """
+
+    message: re.Pattern[str] | None = None
+    dtypes: tuple[str, ...] = ()
+    min_elements: int = 0
+    symptom: tuple[str, ...] = ()
+    inputs: tuple[str, ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        return not (self.message or self.dtypes or self.min_elements or self.symptom
+                    or self.inputs)
+
+    @property
+    def on_tensors(self) -> bool:
+        return bool(self.dtypes or self.min_elements or self.inputs)
+
+
 @dataclass(frozen=True)
 class KnownBug:
     """One upstream bug, with what dlfuzz should report for it (see the module doc)."""
@@ -81,6 +134,7 @@ class KnownBug:
     in_specs: bool = True
     campaign: str = ""
     note: str = ""
+    rule: Rule = Rule()  # the ``match`` object (no conditions when absent)
     file: str = ""
 
     @property
@@ -144,10 +198,59 @@ def _bug(path: Path, index: int, entry: Any) -> KnownBug:
                              f"{', '.join(allowed)}")
     if not str(entry["upstream"]).startswith("https://github.com/"):
         raise UsageError(f"{where} ({entry['id']}): upstream must be a GitHub issue link")
-    values = {k: entry[k] for k in _REQUIRED + _OPTIONAL if k in entry}
+    values = {k: entry[k] for k in _REQUIRED + _OPTIONAL if k in entry and k != "match"}
     values["severity"] = tuple(severity)
     values["in_specs"] = bool(entry.get("in_specs", True))
-    return KnownBug(file=path.name, **values)
+    rule = _rule(f"{where} ({entry['id']})", entry["match"]) if "match" in entry else Rule()
+    return KnownBug(file=path.name, rule=rule, **values)
+
+
+def _rule(where: str, value: Any) -> Rule:
+    """The ``match`` object of an entry; anything malformed is a UsageError naming the
+    file, the entry, the key and what to write instead."""
+    if not isinstance(value, dict) or not value:
+        raise UsageError(f"{where}: match must be an object with one or more of "
+                         f"{', '.join(_RULE_KEYS)}; remove it to match on backend, API "
+                         f"and severity only")
+    unknown = sorted(set(value) - set(_RULE_KEYS))
+    if unknown:
+        raise UsageError(f"{where}: match key(s) {unknown} unknown; use "
+                         f"{', '.join(_RULE_KEYS)}")
+    message = None
+    if "message" in value:
+        text = value["message"]
+        if not isinstance(text, str) or not text:
+            raise UsageError(f"{where}: match.message must be a non-empty regular "
+                             f"expression string, not {text!r}")
+        try:
+            message = re.compile(text, re.IGNORECASE)
+        except re.error as exc:
+            raise UsageError(f"{where}: match.message {text!r} is no regular expression "
+                             f"({exc}); fix it (escape a literal '(' as '\\(')") from None
+    minimum = value.get("min_elements", 0)
+    if "min_elements" in value and (isinstance(minimum, bool) or not isinstance(minimum, int)
+                                    or minimum < 1):
+        raise UsageError(f"{where}: match.min_elements must be a whole number >= 1, not "
+                         f"{minimum!r}")
+    return Rule(message=message, min_elements=minimum,
+                dtypes=_names(where, value, "dtypes", tuple(DTYPES)),
+                symptom=_names(where, value, "symptom", SYMPTOMS),
+                inputs=_names(where, value, "inputs", INPUT_VALUES))
+
+
+def _names(where: str, value: dict[str, Any], key: str, allowed: Sequence[str]
+           ) -> tuple[str, ...]:
+    if key not in value:
+        return ()
+    names = value[key]
+    if not isinstance(names, list) or not names or not all(isinstance(n, str)
+                                                           for n in names):
+        raise UsageError(f"{where}: match.{key} must be a non-empty list of names "
+                         f"(from {', '.join(allowed)}), not {names!r}")
+    bad = [n for n in names if n not in allowed]
+    if bad:
+        raise UsageError(f"{where}: match.{key} {bad} unknown; use {', '.join(allowed)}")
+    return tuple(names)
 
 
 # ---- campaigns -------------------------------------------------------------------------------
@@ -195,9 +298,22 @@ class Hit:
     seconds: float
 
 
+@dataclass(frozen=True)
+class TensorFacts:
+    """What a ``Rule`` reads of one input tensor of a stored case."""
+
+    dtype: str
+    elements: int
+    values: frozenset[str]  # the INPUT_VALUES it holds
+
+
 @dataclass
 class CampaignBugs:
-    """The confirmed bugs of a campaign folder, with when each was stored."""
+    """The confirmed bugs of a campaign folder, with when each was stored.
+
+    Each row also keeps what the ``match`` conditions read: ``symptom``, ``text`` (the
+    message, the worker output tail and the bug folder's ``error.log``) and ``cases``
+    (the input tensors of the case as detected and, when reduced, as reduced)."""
 
     started: float
     rows: list[dict[str, Any]] = field(default_factory=list)
@@ -214,14 +330,73 @@ def read_campaign(folder: Path) -> CampaignBugs:
             if row.status not in ("confirmed", "duplicate"):
                 continue
             places = list(row.places or [])
+            cases = [_case_facts(store.blobs.get, key)
+                     for key in (row.case_blob, row.reduced_blob) if key]
             rows.append({"id": row.id, "api": row.api, "backend": row.guilty_backend,
                          "severity": row.severity, "root_cause": row.root_cause,
                          "places": places, "created_at": row.created_at,
                          "updated_at": row.updated_at,
-                         "suspect_op": str(row.details.get("suspect_op", ""))})
+                         "suspect_op": str(row.details.get("suspect_op", "")),
+                         "symptom": row.symptom,
+                         "text": _failure_text(folder, row.message, row.details,
+                                               row.guilty_backend, row.dir),
+                         "cases": [c for c in cases if c is not None]})
         return CampaignBugs(started, rows)
     finally:
         store.close()
+
+
+def _failure_text(folder: Path, message: str, details: dict[str, Any], backend: str,
+                  bug_dir: str | None) -> str:
+    """What dlfuzz recorded of the failure, for ``Rule.message``: a crash's message is
+    only its signal; the library's own words (``Check failed: ...``) are in the worker's
+    output, kept (its tail) in the details and, longer, in the guilty backend's part of
+    the folder's ``error.log`` (the other backends' parts are their own business)."""
+    parts = [message, str(details.get("log_tail", ""))]
+    if bug_dir:
+        try:
+            with (folder / bug_dir / "error.log").open(errors="replace") as f:
+                log = f.read(1 << 20)
+        except OSError:
+            log = ""  # no folder (an unconfirmed or older bug): the row's text only
+        sections = re.split(r"^== (?=[^\n:]+: )", log, flags=re.MULTILINE)
+        parts += [sec for sec in sections if sec.startswith(f"{backend}: ")]
+    return "\n".join(parts)
+
+
+def _case_facts(get: Any, key: str) -> list[TensorFacts] | None:
+    """The input tensors of the stored case ``key`` (None when its blob is unreadable)."""
+    try:
+        case = get(key)
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+        return None
+    tensors = list(getattr(case, "tensors", ()) or ())
+    tensors += [t for _, t in getattr(case, "weights", ()) or ()]  # a model's weights
+    return [tensor_facts(t.dtype, t.to_numpy()) for t in tensors]
+
+
+def tensor_facts(dtype: str, array: np.ndarray) -> TensorFacts:
+    """The dtype, size and special values (``INPUT_VALUES``) of one input tensor."""
+    values: set[str] = set()
+    if array.size == 0:
+        values.add("zero-size")
+    elif array.dtype.kind in "iub":
+        if array.dtype.kind == "i" and (array == np.iinfo(array.dtype).min).any():
+            values.add("int-min")
+    else:
+        real = {"complex64": "float32", "complex128": "float64"}.get(dtype, dtype)
+        tiny = float(ml_dtypes.finfo(DTYPES[real]).tiny)  # the smallest normal number
+        parts = [array.real, array.imag] if array.dtype.kind == "c" else [array]
+        for part in (np.asarray(p, dtype=np.float64) for p in parts):
+            if np.isnan(part).any():
+                values.add("nan")
+            if np.isposinf(part).any():
+                values.add("inf")
+            if np.isneginf(part).any():
+                values.add("-inf")
+            if ((part != 0) & (np.abs(part) < tiny)).any():
+                values.add("subnormal")
+    return TensorFacts(dtype, int(array.size), frozenset(values))
 
 
 def _same_api(ours: str, theirs: str) -> bool:
@@ -229,28 +404,108 @@ def _same_api(ours: str, theirs: str) -> bool:
     return a == b or a.endswith("." + b) or b.endswith("." + a)
 
 
-def match(bug: KnownBug, found: CampaignBugs) -> Hit | None:
-    """The earliest confirmed bug of the campaign that is this known bug."""
-    best: Hit | None = None
+def unmet(rule: Rule, row: dict[str, Any]) -> list[str]:
+    """The ``rule`` conditions a campaign bug row fails, each said with what it showed
+    (empty: it is the known bug)."""
+    out = []
+    if rule.message is not None and not rule.message.search(row.get("text", "")):
+        message = str(row.get("text", "")).split("\n", 1)[0][:60]
+        out.append(f"message {message!r} lacks /{rule.message.pattern}/")
+    if rule.symptom and row.get("symptom", "") not in rule.symptom:
+        out.append(f"symptom {row.get('symptom', '') or '?'} not in "
+                   f"{','.join(rule.symptom)}")
+    if rule.on_tensors:
+        cases = row.get("cases") or []
+        if not cases:
+            out.append("case not readable for " + ", ".join(_tensor_keys(rule)))
+        else:
+            # as detected or as reduced: the one closer to the rule speaks for the row
+            closest: list[str] = min((_unmet_tensors(rule, c) for c in cases), key=len)
+            out += closest
+    return out
+
+
+def _tensor_keys(rule: Rule) -> list[str]:
+    return [k for k, v in (("dtypes", rule.dtypes), ("min_elements", rule.min_elements),
+                           ("inputs", rule.inputs)) if v]
+
+
+def _unmet_tensors(rule: Rule, tensors: list[TensorFacts]) -> list[str]:
+    out = []
+    if rule.dtypes and not any(t.dtype in rule.dtypes for t in tensors):
+        have = ",".join(sorted({t.dtype for t in tensors})) or "none"
+        out.append(f"input dtypes {have} not in {','.join(rule.dtypes)}")
+    if rule.min_elements and not any(t.elements >= rule.min_elements for t in tensors):
+        most = max((t.elements for t in tensors), default=0)
+        out.append(f"largest input {most} elements < {rule.min_elements}")
+    held = frozenset().union(*(t.values for t in tensors))
+    missing = [v for v in rule.inputs if v not in held]
+    if missing:
+        out.append(f"inputs hold no {','.join(missing)}")
+    return out
+
+
+def _unmet_place(rule: Rule, place: dict[str, Any], row: dict[str, Any]) -> list[str]:
+    """A place of a merged bug keeps its input dtypes and symptom only: a condition on
+    anything else cannot be shown there, so it is unmet (never guessed from the bug the
+    place was merged into, which showed the mechanism on another API)."""
+    out = []
+    if rule.symptom and place.get("symptom", "") not in rule.symptom:
+        out.append(f"symptom {place.get('symptom', '') or '?'} not in "
+                   f"{','.join(rule.symptom)}")
+    dtypes = str(place.get("dtypes", "?"))
+    if rule.dtypes and (dtypes == "?" or not set(dtypes.split(",")) & set(rule.dtypes)):
+        out.append(f"input dtypes {dtypes} not in {','.join(rule.dtypes)}")
+    unseen = [k for k, v in (("message", rule.message), ("min_elements", rule.min_elements),
+                             ("inputs", rule.inputs)) if v]
+    if unseen:
+        out.append(f"{', '.join(unseen)} not recorded for a place merged into "
+                   f"{row['id']} ({row['api']})")
+    return out
+
+
+def _candidates(bug: KnownBug, found: CampaignBugs
+                ) -> list[tuple[dict[str, Any], float, list[str]]]:
+    """Every (row, when, unmet conditions) on the bug's backend, API and severity: the
+    row itself first, then its places."""
+    out = []
     for row in found.rows:
         if row["severity"] not in bug.severity:
             continue
-        when = None
         apis = (row["api"], row["suspect_op"])
         if row["backend"] == bug.backend and any(_same_api(a, bug.api) for a in apis if a):
-            when = row["created_at"]
-        else:
-            for place in row["places"]:
-                if place.get("backend") == bug.backend and _same_api(
-                        str(place.get("api", "")), bug.api):
-                    when = row["updated_at"]  # a later place: at the latest by then
-                    break
-        if when is None:
+            out.append((row, row["created_at"], unmet(bug.rule, row)))
+        for place in row["places"]:
+            if place.get("backend") == bug.backend and _same_api(
+                    str(place.get("api", "")), bug.api):
+                # a later place: at the latest by the time the row last changed
+                out.append((row, row["updated_at"], _unmet_place(bug.rule, place, row)))
+    return out
+
+
+def match(bug: KnownBug, found: CampaignBugs) -> Hit | None:
+    """The earliest confirmed bug of the campaign that is this known bug."""
+    best: Hit | None = None
+    for row, when, missing in _candidates(bug, found):
+        if missing:
             continue
         hit = Hit(row["id"], row["root_cause"], max(0.0, when - found.started))
         if best is None or hit.seconds < best.seconds:
             best = hit
     return best
+
+
+def near_miss(bug: KnownBug, found: CampaignBugs) -> str | None:
+    """When no campaign bug matches: the first on the bug's backend, API and severity
+    that failed only the ``match`` conditions, and which (None if there is none, or if
+    the bug is matched)."""
+    candidates = _candidates(bug, found)
+    if any(not missing for _, _, missing in candidates):
+        return None
+    if not candidates:
+        return None
+    row, _, missing = min(candidates, key=lambda c: c[1])
+    return f"near miss ({row['id']}: {'; '.join(missing)})"
 
 
 # ---- verification of the triggers ------------------------------------------------------------
@@ -316,14 +571,22 @@ def _table(rows: Iterable[Sequence[str]], header: Sequence[str]) -> str:
     return "\n".join([line(header), line(["-" * w for w in widths])] + [line(r) for r in rows])
 
 
+Score = tuple[Hit | None, str | None]  # the match, else the near miss (``near_miss``)
+
+
+def score(bug: KnownBug, found: CampaignBugs) -> Score:
+    hit = match(bug, found)
+    return hit, None if hit is not None else near_miss(bug, found)
+
+
 def unaided(bugs: list[KnownBug], only: set[str] | None, out: Path, budget_s: float,
-            seed: int, reuse: bool) -> dict[str, Hit | None]:
+            seed: int, reuse: bool) -> dict[str, Score]:
     wanted = sorted({b.campaign_name for b in bugs})
     unknown = [c for c in wanted if c not in CAMPAIGNS]
     if unknown:
         raise UsageError(f"bugs name unknown campaigns {unknown}; known: "
                          f"{', '.join(CAMPAIGNS)}")
-    hits: dict[str, Hit | None] = {}
+    hits: dict[str, Score] = {}
     for name in wanted:
         if only and name not in only:
             continue
@@ -336,13 +599,13 @@ def unaided(bugs: list[KnownBug], only: set[str] | None, out: Path, budget_s: fl
         found = read_campaign(folder)
         for bug in bugs:
             if bug.campaign_name == name:
-                hits[bug.id] = match(bug, found)
+                hits[bug.id] = score(bug, found)
     return hits
 
 
 def directed(bugs: list[KnownBug], out: Path, budget_s: float, seed: int
-             ) -> dict[str, Hit | None]:
-    hits: dict[str, Hit | None] = {}
+             ) -> dict[str, Score]:
+    hits: dict[str, Score] = {}
     for bug in bugs:
         if bug.level != "api" or not bug.in_specs:
             continue
@@ -350,7 +613,7 @@ def directed(bugs: list[KnownBug], out: Path, budget_s: float, seed: int
         folder = out / f"directed-{bug.id}"
         print(f"[recall] directed {bug.id} ({bug.api}), {int(budget_s)} s ...", flush=True)
         run_campaign((*c.args, "--apis", bug.api), folder, budget_s, seed)
-        hits[bug.id] = match(bug, read_campaign(folder))
+        hits[bug.id] = score(bug, read_campaign(folder))
     return hits
 
 
@@ -379,6 +642,13 @@ def _seconds(hit: Hit | None) -> str:
     return "-" if hit is None else f"{hit.seconds:.0f}"
 
 
+def _directed_cell(result: Score | None) -> str:
+    if result is None:
+        return ""
+    hit, near = result
+    return "near miss" if hit is None and near else _seconds(hit)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--budget", type=float, default=1200, help="seconds per unaided campaign")
@@ -405,6 +675,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(args: argparse.Namespace) -> int:
     bugs = load_bugs(args.bugs)
+    rows: list[tuple[str, ...]]
     if args.verify:
         rows = []
         for bug in bugs:
@@ -431,22 +702,25 @@ def _main(args: argparse.Namespace) -> int:
     for bug in bugs:
         if bug.id not in hits:
             continue
-        h = hits[bug.id]
+        h, near = hits[bug.id]
         rows.append((bug.id, bug.level, bug.kind, bug.campaign_name,
-                     "yes" if h else "no", _seconds(h),
-                     _seconds(direct.get(bug.id)) if args.directed else "",
-                     h.root_cause if h else ""))
+                     "yes" if h else "no", _seconds(h), _directed_cell(direct.get(bug.id)),
+                     h.root_cause if h else near or ""))
     print(_table(rows, ("bug", "level", "kind", "campaign", "found", "s to hit",
-                        "directed s", "root cause")))
+                        "directed s", "root cause (or near miss)")))
     found = sum(r[4] == "yes" for r in rows)
     print(f"\nfound unaided: {found}/{len(rows)} "
           f"({100.0 * found / max(1, len(rows)):.0f}%), {int(args.budget)} s per campaign")
+    near_misses = sum(r[7].startswith("near miss") for r in rows)
+    if near_misses:
+        print(f"  near misses (backend, API and severity right, a match condition not): "
+              f"{near_misses}")
     for level in LEVELS:
         sub = [r for r in rows if r[1] == level]
         if sub:
             print(f"  {level}: {sum(r[4] == 'yes' for r in sub)}/{len(sub)}")
     if args.directed:
-        times = [h.seconds for h in direct.values() if h is not None]
+        times = [h.seconds for h, _ in direct.values() if h is not None]
         print(f"directed: {len(times)}/{len(direct)} found; median time to find "
               f"{statistics.median(times):.0f} s" if times else
               f"directed: 0/{len(direct)} found")
