@@ -84,13 +84,72 @@ def test_integer_extremes_reach_int_min_over_minus_one(specs) -> None:
 def test_special_float_in_one_argument_only(specs) -> None:
     spec = specs["torch.linspace"]
     for group in _groups(spec, "special-one", 30):
-        name = group[0].edge.split(":")[1]
-        other = "end" if name == "start" else "start"
         for d in group:
+            if not d.edge.startswith("special-one:"):
+                continue
+            name = d.edge.split(":")[1]
+            other = "end" if name == "start" else "start"
             assert np.isfinite(d.values[other]).all()
-        assert any(not np.isfinite(d.values[name]).all() or
-                   np.abs(d.values[name]).max() > 1e30 for d in group) or \
-            all(np.signbit(d.values[name]).all() for d in group)  # -0.0 everywhere
+            assert not np.isfinite(d.values[name]).all() or \
+                np.abs(d.values[name]).max() > 1e30 or np.signbit(d.values[name]).all()
+
+
+def test_special_pairs_put_specials_in_two_arguments_at_once(specs) -> None:
+    """``gammainc(inf, nan)``-style bugs need a special in both arguments of one call."""
+    spec = specs["torch.linspace"]
+    pairs = set()
+    for group in _groups(spec, "special", 60, seed=4):
+        for d in group:
+            if d.edge.startswith("special-pair:"):
+                assert d.expect == "edge:special-pair:start+end" or \
+                    d.expect == "edge:special-pair:end+start"
+                start, end = float(d.values["start"]), float(d.values["end"])
+                assert not (np.isfinite(start) and start != 0 and abs(start) < 1e30)
+                assert not (np.isfinite(end) and end != 0 and abs(end) < 1e30)
+                pairs.add((str(start), str(end)))
+    assert {("inf", "nan"), ("nan", "-inf")} & pairs, pairs
+    assert len(pairs) >= 10  # the members of groups vary their pair
+
+
+def test_value_only_mechanisms_rotate_across_a_groups_members(specs) -> None:
+    """One group (one signature, one compilation) tries several value-only mechanisms;
+    signature-changing ones stay shared by the whole group."""
+    spec = specs["torch.linspace"]
+    gen = LibGenerator(np.random.default_rng(5), mode="adjust", specials=False)
+    rng = np.random.default_rng(6)
+    mixed = 0
+    for turn in range(40):
+        group = edge_group(gen.group(spec, 6), rng, turn)
+        labels = {d.edge for d in group}
+        if group[0].edge.startswith("special"):
+            mixed += len(labels) >= 3  # special-one start, special-one end, the pair
+        else:
+            assert len(labels) == 1
+            assert len({str(d.values["steps"]) for d in group}) == 1
+    assert mixed >= 5
+
+
+def test_turns_give_an_api_every_mechanism_in_few_visits(specs) -> None:
+    spec = specs["torch.nn.functional.dropout"]
+    gen = LibGenerator(np.random.default_rng(7), mode="adjust", specials=False)
+    rng = np.random.default_rng(8)
+    draw = gen.group(spec, 4)
+    options = {m for m, _ in choices(draw[0])}
+    seen = {edge_group(draw, rng, turn)[0].edge.split(":")[0] for turn in range(len(choices(
+        draw[0])))}
+    assert seen == options, (seen, options)
+
+
+def test_large_stretches_one_tensor_past_the_float16_count(specs) -> None:
+    """A float16 mean over 65536 elements needs a count float16 cannot hold."""
+    spec = specs["torch.nn.functional.dropout"]
+    for group in _groups(spec, "large", 10, seed=9):
+        shapes = {d.values["input"].shape for d in group}
+        assert len(shapes) == 1  # one signature
+        for d in group:
+            assert d.edge == "large:input"
+            assert 2**16 <= d.values["input"].size <= 2**17 + 2**12
+            assert np.isfinite(d.values["input"]).all()
 
 
 def test_outside_range_is_outside_and_shared_by_the_group(specs) -> None:

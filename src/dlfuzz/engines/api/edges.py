@@ -21,8 +21,27 @@ so a group stays one compiled signature:
 ``outside-range``
     one bounded scalar (an ``eps``, ``p``, ``momentum``, ``axis`` with a range in its
     spec) just outside or far outside its range.
+``special-pair``
+    two floating tensors at once get specials (whole or in a share of their elements),
+    every other floating tensor finite: the NaN/Inf *pairs* some functions mishandle
+    (``gammainc(inf, nan)`` giving 0, ``zeta(nan, -inf)`` giving inf).
 ``empty``
     one tensor with a zero-size dimension.
+``large``
+    one tensor's innermost dimension stretched (its values repeated) to 2^16-2^17
+    elements: counters and accumulators of the low-precision types overflow or lose
+    everything only there (a float16 mean whose element count does not fit float16).
+    Only that tensor grows: growing its partners too would make outer products and
+    Kronecker products of 2^32 elements, a memory exhaustion of our own making.
+
+A group is one signature, so what changes a signature (a static scalar, a dtype, a
+shape: ``outside-range``, ``empty``, ``large``, the integer scalars and casts of
+``int-extremes``) is planned once and shared by every member. What only changes values
+(which special goes where: ``special-one`` and ``special-pair`` on tensors, and the
+share of integer extremes) is planned per member, and the value-only mechanisms rotate
+across the members: one visit to an API tries several of them at the price of one
+compilation. Across visits, the engine hands each API's groups its mechanisms in turn
+(``turn``), so an API visited five times has seen five of them, not one five times.
 
 Edge inputs are neither valid nor invalid: a library may reject them or compute them.
 Their case's expectation is ``edge:<mechanism>:<parameter>``. The boundary oracle does
@@ -43,7 +62,12 @@ import numpy as np
 
 from dlfuzz.engines.api.libdraw import Draw
 
-EDGES = ("int-extremes", "special-one", "outside-range", "empty")
+EDGES = ("int-extremes", "special-one", "special-pair", "outside-range", "empty", "large")
+# Mechanisms that only change values (never the signature) when applied to tensors: each
+# member of a group plans its own, and the members rotate through those that apply.
+VALUE_ONLY = frozenset({"special-one", "special-pair"})
+LARGE_ELEMENTS = (2**16, 2**17)  # what ``large`` stretches one tensor to (log-uniform)
+LARGE_OTHER_MAX = 2**12       # no ``large`` when the other dimensions already hold this many
 INT_SHARES = (0.5, 1.0)       # share of an integer tensor's elements set to extremes
 INT_SCALAR_P = 0.3            # an integer scalar takes an extreme this often
 INT_WEIGHT = 3                # int-extremes counts as this many choices
@@ -119,9 +143,12 @@ def _bounded(draw: Draw, name: str) -> tuple[float, float] | None:
 
 
 def choices(draw: Draw) -> list[tuple[str, str]]:
-    """The (mechanism, parameter) pairs that apply to a draw ("*": every integer)."""
+    """The (mechanism, parameter) pairs that apply to a draw ("*": the plan picks, or
+    every integer for ``int-extremes``)."""
     out: list[tuple[str, str]] = []
     ints = False
+    float_tensors = 0
+    stretchable = False
     for name, value in draw.values.items():
         structure = draw.structures.get(name, "")
         arrays = _arrays(value)
@@ -129,12 +156,18 @@ def choices(draw: Draw) -> list[tuple[str, str]]:
             ints = ints or any(_is_int(a) for a in arrays)
             if any(_is_float(a) for a in arrays):
                 out.append(("special-one", name))
+                float_tensors += isinstance(value, np.ndarray)
             if any(a.ndim >= 1 and a.size for a in arrays):
                 out.append(("empty", name))
+            stretchable = stretchable or _stretchable(value)
         elif structure == "float" and isinstance(value, float):
             out.append(("special-one", name))
         if structure in ("int", "float", "ints") and _bounded(draw, name) is not None:
             out.append(("outside-range", name))
+    if float_tensors >= 2:
+        out.append(("special-pair", "*"))
+    if stretchable:
+        out.append(("large", "*"))
     if ints:
         # One entry stands for every integer argument at once: weighted like several
         # per-parameter ones, so integer APIs get integer extremes as often as the rest.
@@ -142,21 +175,55 @@ def choices(draw: Draw) -> list[tuple[str, str]]:
     return out
 
 
-def edge_group(draws: Sequence[Draw], rng: np.random.Generator) -> list[Draw]:
-    """The group pushed to one edge (the same mechanism, parameter and static value for
-    every member); empty when no mechanism applies."""
+def _stretchable(value: Any) -> bool:
+    """A tensor ``large`` can stretch: its other dimensions hold few elements."""
+    if not isinstance(value, np.ndarray) or value.ndim < 1 or not value.size:
+        return False
+    if not (_is_int(value) or _is_float(value)):
+        return False
+    return value.size // value.shape[-1] <= LARGE_OTHER_MAX
+
+
+def _value_only(draw: Draw, option: tuple[str, str]) -> bool:
+    """Whether an option changes only values (tensors), never the signature."""
+    mechanism, name = option
+    if mechanism not in VALUE_ONLY:
+        return False
+    return name == "*" or bool(_arrays(draw.values[name]))
+
+
+def edge_group(draws: Sequence[Draw], rng: np.random.Generator, turn: int | None = None
+               ) -> list[Draw]:
+    """The group pushed to the edge; empty when no mechanism applies.
+
+    ``turn`` (the engine's count of this API's edge groups) picks the mechanism in turn
+    rather than at random. A signature-changing mechanism is planned once for every
+    member; a value-only one starts a rotation of the value-only options across the
+    members, each with its own plan."""
     if not draws:
         return []
     options = choices(draws[0])
     if not options:
         return []
-    mechanism, name = options[int(rng.integers(len(options)))]
+    index = turn % len(options) if turn is not None else int(rng.integers(len(options)))
+    chosen = options[index]
+    if _value_only(draws[0], chosen):
+        ring = [o for o in options if _value_only(draws[0], o)]
+        start = ring.index(chosen)
+        out = []
+        for i, d in enumerate(draws):
+            mechanism, name = ring[(start + i) % len(ring)]
+            out.append(_apply(d, mechanism, name, _plan(mechanism, name, draws[0], rng), rng))
+        return out
+    mechanism, name = chosen
     plan = _plan(mechanism, name, draws[0], rng)
-    out = []
-    for d in draws:
-        values = _APPLY[mechanism](d, name, plan, rng)
-        out.append(replace(d, values=values, edge=f"{mechanism}:{name}"))
-    return out
+    return [_apply(d, mechanism, name, plan, rng) for d in draws]
+
+
+def _apply(draw: Draw, mechanism: str, name: str, plan: dict[str, Any],
+           rng: np.random.Generator) -> Draw:
+    values = _APPLY[mechanism](draw, name, plan, rng)
+    return replace(draw, values=values, edge=f"{mechanism}:{plan.get('label', name)}")
 
 
 def _plan(mechanism: str, name: str, draw: Draw, rng: np.random.Generator) -> dict[str, Any]:
@@ -172,8 +239,21 @@ def _plan(mechanism: str, name: str, draw: Draw, rng: np.random.Generator) -> di
         if isinstance(draw.values[name], float):
             pool = float_specials(np.dtype(np.float64))
             return {"scalar": float(pool[int(rng.integers(len(pool)))])}
-        return {"whole": bool(rng.random() < SPECIAL_WHOLE_P),
-                "which": int(rng.integers(len(float_specials(np.dtype(np.float32)))))}
+        return {"fills": {name: _fill(rng)}}
+    if mechanism == "special-pair":
+        names = [n for n, v in draw.values.items()
+                 if isinstance(v, np.ndarray) and _is_float(v)]
+        a, b = (names[int(i)] for i in rng.choice(len(names), size=2, replace=False))
+        return {"fills": {a: _fill(rng), b: _fill(rng)}, "label": f"{a}+{b}"}
+    if mechanism == "large":
+        names = [n for n, v in draw.values.items() if _stretchable(v)]
+        chosen = names[int(rng.integers(len(names)))]
+        array = draw.values[chosen]
+        lo, hi = np.log2(LARGE_ELEMENTS[0]), np.log2(LARGE_ELEMENTS[1])
+        target = int(2 ** rng.uniform(lo, hi))
+        other = max(array.size // array.shape[-1], 1)
+        return {"name": chosen, "length": max(array.shape[-1], -(-target // other)),
+                "label": chosen}
     if mechanism == "outside-range":
         lo, hi = _bounded(draw, name) or (0.0, 0.0)
         sides = [s for s, b in (("low", lo), ("high", hi)) if abs(b) < INFINITE_BOUND]
@@ -240,8 +320,18 @@ def _joined(draw: Draw) -> dict[str, np.dtype]:
     return out
 
 
+def _fill(rng: np.random.Generator) -> dict[str, Any]:
+    """How one tensor gets its specials: all one value, or a share of its elements."""
+    return {"whole": bool(rng.random() < SPECIAL_WHOLE_P),
+            "which": int(rng.integers(len(float_specials(np.dtype(np.float32))))),
+            "share": float(rng.uniform(0.2, 0.6))}
+
+
 def _special_one(draw: Draw, name: str, plan: dict[str, Any], rng: np.random.Generator
                  ) -> dict[str, Any]:
+    """Specials in the planned tensors (``fills``: one for ``special-one``, two for
+    ``special-pair``) or the planned scalar; every other floating tensor finite, so the
+    report says which arguments the library mishandles."""
     def finite(a: np.ndarray) -> np.ndarray:
         if not _is_float(a) or not a.size:
             return a
@@ -252,24 +342,38 @@ def _special_one(draw: Draw, name: str, plan: dict[str, Any], rng: np.random.Gen
         wide[bad] = rng.standard_normal(int(bad.sum()))
         return wide.astype(a.dtype)
 
-    def special(a: np.ndarray) -> np.ndarray:
+    def special(a: np.ndarray, fill: dict[str, Any]) -> np.ndarray:
         if not _is_float(a) or not a.size:
             return a
         pool = float_specials(a.dtype)
         out = finite(a).copy()
-        if plan["whole"]:
-            out[...] = pool[plan["which"]]
+        if fill["whole"]:
+            out[...] = pool[fill["which"]]
         else:
-            mask = np.asarray(rng.random(a.shape) < rng.uniform(0.2, 0.6))
+            mask = np.asarray(rng.random(a.shape) < fill["share"])
             mask.flat[int(rng.integers(mask.size))] = True  # at least one element
             out[mask] = pool[rng.integers(len(pool), size=int(mask.sum()))]
         return out
 
+    fills = plan.get("fills", {})
     values = dict(draw.values)
     for n, v in values.items():
-        if n != name and _arrays(v):
+        if n in fills:
+            values[n] = _map_arrays(v, lambda a, f=fills[n]: special(a, f))
+        elif n != name and _arrays(v):
             values[n] = _map_arrays(v, finite)
-    values[name] = plan["scalar"] if "scalar" in plan else _map_arrays(values[name], special)
+    if "scalar" in plan:
+        values[name] = plan["scalar"]
+    return values
+
+
+def _large(draw: Draw, name: str, plan: dict[str, Any], rng: np.random.Generator
+           ) -> dict[str, Any]:
+    """The planned tensor's innermost dimension stretched to the planned length, its
+    values repeated (the distribution stays that of the valid draw)."""
+    values = dict(draw.values)
+    array = values[plan["name"]]
+    values[plan["name"]] = np.take(array, np.arange(plan["length"]) % array.shape[-1], axis=-1)
     return values
 
 
@@ -301,4 +405,5 @@ def _empty(draw: Draw, name: str, plan: dict[str, Any], rng: np.random.Generator
 
 
 _APPLY = {"int-extremes": _int_extremes, "special-one": _special_one,
-          "outside-range": _outside_range, "empty": _empty}
+          "special-pair": _special_one, "outside-range": _outside_range, "empty": _empty,
+          "large": _large}

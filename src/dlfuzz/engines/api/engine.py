@@ -190,6 +190,7 @@ class ApiEngine(Engine):
         # Per-library APIs: templates of signatures drawn before (``_valid_group``).
         self.templates: dict[str, list[Any]] = {}
         self._first_ids: set[str] = set()  # ids of first cases of a new signature
+        self._edge_turns: dict[str, int] = {}  # per API: the next edge mechanism's turn
         self._first_cost = 0.0  # EMA of the slowest backend's time on such a case
         self._later_cost = 0.0  # EMA of the same for every other case
         self.reseed(None)
@@ -278,7 +279,7 @@ class ApiEngine(Engine):
                 return [self._case(spec, d) for d in draws]
         draws, new = self._valid_group(spec, size)
         if self.edge_share and self.rng.random() < self.edge_share:
-            draws = edge_group(draws, self.rng) or draws
+            draws = edge_group(draws, self.rng, self._edge_turn(spec.api)) or draws
         cases = [self._case(spec, d) for d in draws]
         if new and cases:
             self._first_ids.add(cases[0].id)
@@ -299,6 +300,15 @@ class ApiEngine(Engine):
             pool.remove(template)
             return self._valid_group(spec, size)
         return self.generator.regroup(template, size), False
+
+    def _edge_turn(self, api: str) -> int:
+        """This API's next edge turn: its edge groups take the mechanisms that apply in
+        turn (from a random start), so few visits still see each mechanism once."""
+        turn = self._edge_turns.get(api)
+        if turn is None:
+            turn = int(self.rng.integers(1 << 16))
+        self._edge_turns[api] = turn + 1
+        return turn
 
     # ---- rule APIs: signature pools ---------------------------------------------------
     def _rule_group(self, spec: LibSpec, size: int) -> list[ApiCase]:
