@@ -34,6 +34,11 @@ SPECS = {"format": 2, "library": "torch", "apis": [
     {"api": "torch.nn.functional.dropout", "params": [
         {"name": "input", "type": ["tensor"], "rank": [1, 3], "dtypes": ["float32"]},
         {"name": "p", "type": ["float"], "range": [0, 1]}]},
+    {"api": "torch.histc", "params": [
+        {"name": "input", "type": ["tensor"], "rank": [1, 2], "dtypes": ["float32"]},
+        {"name": "bins", "type": ["int"], "range": [1, 8]},
+        {"name": "min", "type": ["float"], "range": [-10, 10]},
+        {"name": "max", "type": ["float"], "range": [-10, 10]}]},
     {"api": "torch.nn.functional.avg_pool2d", "params": [
         {"name": "input", "type": ["tensor"], "rank": [3, 4], "dtypes": ["float32"]},
         {"name": "kernel_size", "type": ["int"], "range": [1, 1]}]},
@@ -138,6 +143,22 @@ def test_turns_give_an_api_every_mechanism_in_few_visits(specs) -> None:
     seen = {edge_group(draw, rng, turn)[0].edge.split(":")[0] for turn in range(len(choices(
         draw[0])))}
     assert seen == options, (seen, options)
+
+
+def test_equal_scalars_give_a_degenerate_interval(specs) -> None:
+    """``histc(min=7, max=7)``: two numeric scalars equal, shared by the whole group."""
+    spec = specs["torch.histc"]
+    pairs = set()
+    for group in _groups(spec, "equal-scalars", 20, seed=10):
+        label = group[0].edge.split(":", 1)[1]
+        a, b = label.split("=")
+        pairs.add(label)
+        for d in group:
+            assert d.edge == group[0].edge
+            assert d.values[a] == d.values[b]
+            assert isinstance(d.values["bins"], int)
+        assert len({(d.values["min"], d.values["max"], d.values["bins"]) for d in group}) == 1
+    assert any(p in pairs for p in ("min=max", "max=min"))
 
 
 def test_large_stretches_one_tensor_past_the_float16_count(specs) -> None:

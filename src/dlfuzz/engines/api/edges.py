@@ -27,6 +27,10 @@ so a group stays one compiled signature:
     (``gammainc(inf, nan)`` giving 0, ``zeta(nan, -inf)`` giving inf).
 ``empty``
     one tensor with a zero-size dimension.
+``equal-scalars``
+    two numeric scalar parameters given the same value: the degenerate interval
+    (``histc(min=7, max=7)`` silently bins over the data's range instead), a ``start``
+    equal to its ``end``.
 ``large``
     one tensor's innermost dimension stretched (its values repeated) to 2^16-2^17
     elements: counters and accumulators of the low-precision types overflow or lose
@@ -62,7 +66,8 @@ import numpy as np
 
 from dlfuzz.engines.api.libdraw import Draw
 
-EDGES = ("int-extremes", "special-one", "special-pair", "outside-range", "empty", "large")
+EDGES = ("int-extremes", "special-one", "special-pair", "outside-range", "equal-scalars",
+         "empty", "large")
 # Mechanisms that only change values (never the signature) when applied to tensors: each
 # member of a group plans its own, and the members rotate through those that apply.
 VALUE_ONLY = frozenset({"special-one", "special-pair"})
@@ -166,6 +171,8 @@ def choices(draw: Draw) -> list[tuple[str, str]]:
             out.append(("outside-range", name))
     if float_tensors >= 2:
         out.append(("special-pair", "*"))
+    if _scalar_pairs(draw):
+        out.append(("equal-scalars", "*"))
     if stretchable:
         out.append(("large", "*"))
     if ints:
@@ -182,6 +189,19 @@ def _stretchable(value: Any) -> bool:
     if not (_is_int(value) or _is_float(value)):
         return False
     return value.size // value.shape[-1] <= LARGE_OTHER_MAX
+
+
+def _scalar_pairs(draw: Draw) -> list[list[str]]:
+    """The int scalar parameters and the float ones (not enumerations, not booleans),
+    each kind where it has two or more: the pairs ``equal-scalars`` may make equal (an
+    int ``bins`` equal to a float ``min`` says nothing)."""
+    kinds: dict[str, list[str]] = {}
+    for n, v in draw.values.items():
+        kind = draw.structures.get(n, "")
+        if kind in ("int", "float") and isinstance(v, int | float) \
+                and not isinstance(v, bool) and not _enum(draw, n):
+            kinds.setdefault(kind, []).append(n)
+    return [names for names in kinds.values() if len(names) >= 2]
 
 
 def _value_only(draw: Draw, option: tuple[str, str]) -> bool:
@@ -245,6 +265,11 @@ def _plan(mechanism: str, name: str, draw: Draw, rng: np.random.Generator) -> di
                  if isinstance(v, np.ndarray) and _is_float(v)]
         a, b = (names[int(i)] for i in rng.choice(len(names), size=2, replace=False))
         return {"fills": {a: _fill(rng), b: _fill(rng)}, "label": f"{a}+{b}"}
+    if mechanism == "equal-scalars":
+        kinds = _scalar_pairs(draw)
+        names = kinds[int(rng.integers(len(kinds)))]
+        a, b = (names[int(i)] for i in rng.choice(len(names), size=2, replace=False))
+        return {"pair": (a, b), "label": f"{a}={b}"}
     if mechanism == "large":
         names = [n for n, v in draw.values.items() if _stretchable(v)]
         chosen = names[int(rng.integers(len(names)))]
@@ -367,6 +392,15 @@ def _special_one(draw: Draw, name: str, plan: dict[str, Any], rng: np.random.Gen
     return values
 
 
+def _equal_scalars(draw: Draw, name: str, plan: dict[str, Any], rng: np.random.Generator
+                   ) -> dict[str, Any]:
+    """The second scalar of the planned pair takes the first one's value."""
+    a, b = plan["pair"]
+    values = dict(draw.values)
+    values[b] = values[a]
+    return values
+
+
 def _large(draw: Draw, name: str, plan: dict[str, Any], rng: np.random.Generator
            ) -> dict[str, Any]:
     """The planned tensor's innermost dimension stretched to the planned length, its
@@ -405,5 +439,5 @@ def _empty(draw: Draw, name: str, plan: dict[str, Any], rng: np.random.Generator
 
 
 _APPLY = {"int-extremes": _int_extremes, "special-one": _special_one,
-          "special-pair": _special_one, "outside-range": _outside_range, "empty": _empty,
-          "large": _large}
+          "special-pair": _special_one, "outside-range": _outside_range,
+          "equal-scalars": _equal_scalars, "empty": _empty, "large": _large}
