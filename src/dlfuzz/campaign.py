@@ -13,6 +13,12 @@ on with the next one. Triage cut half-way keeps what it stored: a confirmed bug 
 before its folder is written and reduced, and ``_repair_folders`` completes a missing
 folder on resume. A second Ctrl-C kills the workers at once.
 
+A batch's size follows the measured time per case (``batch_seconds`` of work, at most
+``batch_size`` cases, see ``_batch_size``): on the usual mix of APIs a batch is the full
+256 cases, but a campaign on one slow API (``--apis``) gets batches of a few dozen, so
+its first findings are triaged within a minute rather than cut with an unfinished batch
+at the end of the budget.
+
 The budget counts fuzzing time: it starts when the workers are ready (their start-up,
 seconds per library, is shown and not charged), so ``--budget 5s`` fuzzes for 5 s.
 """
@@ -43,6 +49,11 @@ from dlfuzz.triage.triager import Triage, TriageSettings
 
 # How often the engine's per-API stats are written to the campaign (and at the end).
 STATS_EVERY_S = 10.0
+# Sizes of batches sized by time (``batch_seconds``): the first, before anything is
+# measured, and the least (a round trip and a store transaction cost milliseconds).
+FIRST_BATCH = 32
+MIN_BATCH = 16  # a whole group of one signature (engines.api.engine.GROUP_MAX)
+CASE_TIME_EMA = 0.5  # weight of the last batch in the time per case
 
 
 @dataclass
@@ -146,6 +157,7 @@ class Campaign:
         self.progress = Progress(budget_s=settings.budget_s)
         self._stop = False
         self._stats_saved = 0.0
+        self._case_s: float | None = None  # measured seconds per case (run and judged)
         self._signals = 0
 
     # ---- the pieces the oracles and triage call back into ------------------------------
@@ -279,13 +291,28 @@ class Campaign:
             return True
         return bool(self.settings.max_cases and p.cases + p.cases_before >= self.settings.max_cases)
 
+    def _batch_size(self) -> int:
+        """The next batch's size: ``batch_seconds`` of work at the measured time per
+        case, within [MIN_BATCH, batch_size]; always ``batch_size`` when
+        ``batch_seconds`` is 0."""
+        most = self.settings.batch_size
+        if not self.settings.batch_seconds:
+            return most
+        if self._case_s is None:
+            return min(most, FIRST_BATCH)
+        wanted = self.settings.batch_seconds / max(self._case_s, 1e-6)
+        return int(min(most, max(min(MIN_BATCH, most), wanted)))
+
     def _run_batch(self, idx: int) -> None:
         t0 = time.time()
         self.engine.reseed(idx)
-        cases = self.engine.propose(self.settings.batch_size)
+        cases = self.engine.propose(self._batch_size())
         results = self.pool.run(cases)
         items = list(zip(cases, results, strict=True))
         found = self.judge_cases(items)
+        per_case = (time.time() - t0) / max(len(cases), 1)  # triage aside: it is per finding
+        self._case_s = per_case if self._case_s is None else \
+            self._case_s + CASE_TIME_EMA * (per_case - self._case_s)
         before = Counter(self.ctx.stats)
         n_findings = 0
         cut: Cancelled | None = None

@@ -31,7 +31,14 @@ class CampaignSettings:
     backends: tuple[str, ...] = ("numpy", "torch", "jax")
     budget_s: float = 60.0  # wall-clock budget of fuzzing (triage included)
     seed: int = 1
-    batch_size: int = 256  # cases per round trip to the workers
+    batch_size: int = 256  # cases per round trip to the workers (the most, see below)
+    # A batch aims at this many seconds of execution: its size follows the measured time
+    # per case, within [campaign.MIN_BATCH, batch_size], so a slow API (jax compiling an
+    # iterative special function per signature, 6 cases/s) still gets batches done and
+    # its findings triaged inside a one-minute budget instead of a 256-case batch cut
+    # unfinished at the end. 0: every batch is batch_size cases (also the default when
+    # --batch-size is given without --batch-seconds: an explicit size is kept).
+    batch_seconds: float = 5.0
     case_timeout_s: float = 10.0  # per case, times the backend's compile factor
     memory_limit_mb: int = 8192  # address-space limit of each worker
     restart_every: int = 0  # restart workers every N cases (0: never; leaks stay visible)
@@ -180,6 +187,8 @@ def load_settings(path: Path | None = None, profile: str | None = None,
                              f"{engine} (add --engine {owner}, or drop {flag})")
         options[key] = value
     common["backends"] = tuple(dict.fromkeys(common["backends"]))
+    if "batch_size" in source and "batch_seconds" not in source:
+        common["batch_seconds"] = 0.0  # a batch size given is the size of every batch
     check_common(common, source)
     engine_settings = replace(defaults, **options)
     engine_settings.check_files()
@@ -244,6 +253,8 @@ RANGES: dict[str, tuple[float, bool, str]] = {
     "budget_s": (0, True, "give a positive duration, e.g. 60s, 10m or 2h"),
     "case_timeout_s": (0, True, "give a positive duration, e.g. 10s"),
     "batch_size": (1, False, "must be at least 1"),
+    "batch_seconds": (0, False, "must be 0 (every batch --batch-size cases) or a positive "
+                                "number of seconds"),
     "max_cases": (0, False, "must be 0 (no limit: the budget alone) or more"),
     "restart_every": (0, False, "must be 0 (never restart) or more"),
     "confirm_runs": (1, False, "must be at least 1"),

@@ -190,3 +190,16 @@ def test_cli_engine_option_errors(args, needle, tmp_path):
     assert needle in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "x").exists()
+
+
+def test_batches_are_sized_by_time_unless_a_size_is_given(tmp_path):
+    assert load_settings().batch_seconds == 5.0
+    assert load_settings(overrides={"batch_size": 300}).batch_seconds == 0.0
+    both = load_settings(overrides={"batch_size": 300, "batch_seconds": 2.0})
+    assert (both.batch_size, both.batch_seconds) == (300, 2.0)
+    assert load_settings(profile="deep").batch_seconds == 0.0  # the profile's size is kept
+    config = tmp_path / "c.toml"
+    config.write_text("[campaign]\nbatch_size = 64\n")
+    assert load_settings(config).batch_seconds == 0.0
+    with pytest.raises(UsageError, match="--batch-seconds.*-1"):
+        load_settings(overrides={"batch_seconds": -1.0})

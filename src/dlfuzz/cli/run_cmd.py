@@ -33,7 +33,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int)
     p.add_argument("--out", type=Path, help="new campaign directory")
     p.add_argument("--resume", type=Path, help="continue the campaign in this directory")
-    p.add_argument("--batch-size", type=int)
+    p.add_argument("--batch-size", type=int,
+                   help="cases per batch: the most when batches are sized by time "
+                        "(default 256); given alone, every batch's size")
+    p.add_argument("--batch-seconds", type=float,
+                   help="seconds of work a batch aims at, its size following the measured "
+                        "time per case (default 5; 0: fixed --batch-size batches)")
     p.add_argument("--timeout", help="per-case timeout, e.g. 10s")
     p.add_argument("--memory-limit-mb", type=int, help="address-space limit per worker")
     p.add_argument("--restart-every", type=int, help="restart workers every N cases")
@@ -90,6 +95,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     over = {
         "engine": args.engine, "backends": parse_list(args.backends, "--backends"),
         "seed": args.seed, "batch_size": args.batch_size,
+        "batch_seconds": args.batch_seconds,
         "memory_limit_mb": args.memory_limit_mb, "restart_every": args.restart_every,
         "confirm_runs": args.confirm_runs, "max_cases": args.max_cases,
         "apis": parse_list(args.apis, "--apis"), "threads": args.threads,
