@@ -187,8 +187,9 @@ def load_settings(path: Path | None = None, profile: str | None = None,
                              f"{engine} (add --engine {owner}, or drop {flag})")
         options[key] = value
     common["backends"] = tuple(dict.fromkeys(common["backends"]))
-    if "batch_size" in source and "batch_seconds" not in source:
-        common["batch_seconds"] = 0.0  # a batch size given is the size of every batch
+    if "batch_size" in source and "batch_seconds" not in source and base is None:
+        # A batch size given is the size of every batch (a resumed campaign keeps its own).
+        common["batch_seconds"] = 0.0
     check_common(common, source)
     engine_settings = replace(defaults, **options)
     engine_settings.check_files()

@@ -4,8 +4,8 @@ Known bugs of the installed releases hide where a generator of valid inputs neve
 integer division at ``INT_MIN // -1`` (a SIGFPE), a NaN where an infinite ``end`` with a
 finite ``start`` should give ``-inf``, an ``eps`` or ``momentum`` just outside its range,
 a zero-size dimension. Each edge group takes one group of valid draws (one signature:
-``LibGenerator.group``) and applies one mechanism to it, the same way to every member,
-so a group stays one compiled signature:
+``LibGenerator.group``) and pushes it to an edge so that it stays one compiled signature
+(how members share a mechanism is said after the list):
 
 ``int-extremes``
     every integer tensor gets its dtype's extremes (min, min + 1, -1, 0, 1, max - 1,
@@ -41,10 +41,9 @@ so a group stays one compiled signature:
 A group is one signature, so what changes a signature (a static scalar, a dtype, a
 shape: ``outside-range``, ``empty``, ``large``, the integer scalars and casts of
 ``int-extremes``) is planned once and shared by every member. What only changes values
-(which special goes where: ``special-one`` and ``special-pair`` on tensors, and the
-share of integer extremes) is planned per member, and the value-only mechanisms rotate
-across the members: one visit to an API tries several of them at the price of one
-compilation. Across visits, the engine hands each API's groups its mechanisms in turn
+(which special goes where: ``special-one`` and ``special-pair`` on tensors) is planned
+per member, and the value-only mechanisms rotate across the members: one visit to an
+API tries several of them at the price of one compilation. Across visits, the engine hands each API's groups its mechanisms in turn
 (``turn``), so an API visited five times has seen five of them, not one five times.
 
 Edge inputs are neither valid nor invalid: a library may reject them or compute them.
