@@ -30,3 +30,21 @@ def test_a_minus_zero_input_counts_when_zeros_or_infinities_disagree() -> None:
                           (np.array([np.inf, 1.0]),), (mask,)).startswith("inputs hold -0")
     assert special_phrase(case, (np.array([-0.0, 1.0], F32),),
                           (np.array([0.0, 1.0]),), (mask,)) == "inputs hold -0"
+
+
+def test_inputs_at_the_top_of_the_range_make_a_special_value_disagreement() -> None:
+    """``jnp.linalg.tensorsolve(3.4e38, -3.4e38)`` is -0 in jax, not -1: the reciprocal
+    of 3.4e38 is subnormal and XLA flushes it. Inputs beyond 1/tiny are the edge of the
+    range, not the ordinary inputs a wrong-result class speaks of."""
+    top = float(np.finfo(F32).max)
+    case = _case(np.array([top, -top], F32))
+    mask = np.array([True])
+    phrase = special_phrase(case, (np.array([-0.0], F32),), (np.array([-1.0]),), (mask,))
+    assert "top of their dtype's range" in phrase
+    # an ordinary large value (1e30 in float32) is not the edge: a wrong result stays one
+    case = _case(np.array([1e30, -1e30], F32))
+    assert special_phrase(case, (np.array([-0.0], F32),), (np.array([-1.0]),), (mask,)) == ""
+    # float16's edge is much lower: 2e4 is beyond 1/tiny (16384)
+    case = _case(np.array([2e4, 1.0], np.float16))
+    assert special_phrase(case, (np.array([0.5], np.float16),), (np.array([1.0]),),
+                          (mask,)) != ""

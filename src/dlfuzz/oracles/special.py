@@ -2,8 +2,10 @@
 
 The shared ``special_values`` detail: non-empty when the case's inputs hold NaN or
 infinities (or a -0 where the disagreement is about the sign of zero or infinities),
-when the expected value is NaN/inf at a disagreeing element, or when the result leaves the
-output dtype's range. Such a finding is a special-value one, never a wrong result: on
+when the expected value is NaN/inf at a disagreeing element, when the result leaves the
+output dtype's range, or when an input reaches the top of its dtype's range (beyond
+1/tiny: its reciprocal is subnormal, which XLA and TensorFlow flush to zero by design, so
+``x / y`` computed as ``x * (1/y)`` gives -0 or NaN for ``y`` near the largest float). Such a finding is a special-value one, never a wrong result: on
 those inputs the float64 re-run is not a trustworthy truth unless an IEEE rule
 (``ieee.py``) fixes the answer, and then the phrase cites the rule.
 """
@@ -59,6 +61,26 @@ def _holds(values: np.ndarray) -> list[str]:
     return out
 
 
+def range_edge_inputs(case: ApiCase) -> bool:
+    """Whether a floating input holds a finite value beyond 1/tiny of its dtype (about
+    8.5e37 in float32 and bfloat16, 16384 in float16): the edge of the range, where a
+    correct implementation may overflow or flush an intermediate (a reciprocal, a
+    square) as its dtype allows. ``jnp.linalg.tensorsolve(3.4e38, -3.4e38)`` gives -0
+    rather than -1 for that reason."""
+    for t in case.tensors:
+        w = _wide(t.to_numpy())
+        if w is None or not w.size or w.dtype.kind == "c":
+            continue
+        try:
+            edge = 1.0 / float(ml_dtypes.finfo(t.to_numpy().dtype).tiny)
+        except (TypeError, ValueError):
+            continue
+        with np.errstate(invalid="ignore"):
+            if bool(np.any(np.isfinite(w) & (np.abs(w) >= edge))):
+                return True
+    return False
+
+
 def _max_of(dtype: np.dtype) -> float | None:
     try:
         return float(ml_dtypes.finfo(dtype).max)
@@ -93,6 +115,8 @@ def special_phrase(case: ApiCase, actuals: tuple[np.ndarray, ...],
             held += [h for h in _holds(e[m]) if h not in held]
     if held:
         parts.append("reference holds " + ", ".join(held))
+    if range_edge_inputs(case):
+        parts.append("inputs reach the top of their dtype's range")
     for x, e, m in zip(actuals, expecteds, masks, strict=True):
         top = _max_of(x.dtype) if (x.dtype.kind == "f" or x.dtype.name == "bfloat16") else None
         ew, xw = _wide(e), _wide(x)
