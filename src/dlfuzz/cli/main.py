@@ -39,7 +39,7 @@ VERBS = {
 # --config/--profile or CampaignSettings; --help shows the CampaignSettings default.
 _RUN_DEFAULTS = {
     "engine": "engine", "backends": "backends", "budget": "budget_s", "seed": "seed",
-    "batch_size": "batch_size", "timeout": "case_timeout_s",
+    "batch_size": "batch_size", "batch_seconds": "batch_seconds", "timeout": "case_timeout_s",
     "memory_limit_mb": "memory_limit_mb", "restart_every": "restart_every",
     "confirm_runs": "confirm_runs", "max_cases": "max_cases", "threads": "threads",
 }

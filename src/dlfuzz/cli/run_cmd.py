@@ -34,11 +34,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", type=Path, help="new campaign directory")
     p.add_argument("--resume", type=Path, help="continue the campaign in this directory")
     p.add_argument("--batch-size", type=int,
-                   help="cases per batch: the most when batches are sized by time "
-                        "(default 256); given alone, every batch's size")
+                   help="cases per batch: the most when batches are sized by time; given "
+                        "alone, every batch's size")
     p.add_argument("--batch-seconds", type=float,
                    help="seconds of work a batch aims at, its size following the measured "
-                        "time per case (default 5; 0: fixed --batch-size batches)")
+                        "time per case; 0: fixed --batch-size batches")
     p.add_argument("--timeout", help="per-case timeout, e.g. 10s")
     p.add_argument("--memory-limit-mb", type=int, help="address-space limit per worker")
     p.add_argument("--restart-every", type=int, help="restart workers every N cases")
