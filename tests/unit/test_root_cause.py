@@ -7,10 +7,12 @@ import numpy as np
 
 from dlfuzz.cases import ApiCase, Call, Ref, Tensor
 from dlfuzz.oracles.base import finding, input_dtypes
+from dlfuzz.oracles.special import nan_mark
 from dlfuzz.triage.root_cause import (
     Backends,
     constraint_params,
     families,
+    nan_in_inputs,
     op_name,
     root_cause_key,
     stored_root_cause,
@@ -49,7 +51,7 @@ def test_dtypes_change_the_signature_but_not_the_root_cause() -> None:
 
 def test_modes_of_one_library_merge_when_eager_is_wrong_too() -> None:
     c = case("tf.math.hypot", np.array([np.inf, 1.0], np.float32))
-    special = {"special_values": "inputs hold inf, nan"}
+    special = {"special_values": "inputs hold inf"}
     eager, xla = numeric(c, "tf", **special), numeric(c, "tf-xla", **special)
     both = [eager, xla]
     assert key(eager, c, both) == key(xla, c, both) == "tf/hypot/special-value"
@@ -150,7 +152,34 @@ def test_the_class_and_the_constraint_keep_mechanisms_apart() -> None:
 def test_a_bug_stored_before_keys_existed_gets_a_key_from_its_fields() -> None:
     assert stored_root_cause("tf-xla", "tf.math.hypot", "numeric", "m",
                              {"special_values": "inputs hold nan"}) == \
+        "tf/hypot/nan-propagation"
+    assert stored_root_cause("tf-xla", "tf.math.hypot", "numeric", "m",
+                             {"special_values": "inputs hold -inf; overflow in float32"}) == \
         "tf/hypot/special-value"
+
+
+def test_nan_inputs_and_infinite_inputs_are_two_root_causes_and_two_signatures() -> None:
+    # torch.special.gammainc(nan, x) gave a finite value while inf inputs gave another
+    # special-value disagreement: filed under one key, the NaN bug was only a place of
+    # the inf one, and its report showed the inf case.
+    nan_case = case("torch.special.gammainc", np.array([np.nan, 1.0], np.float32),
+                    libs=("torch",))
+    inf_case = case("torch.special.gammainc", np.array([np.inf, 1.0], np.float32),
+                    libs=("torch",))
+    on_nan = numeric(nan_case, "torch", special_values="inputs hold nan")
+    on_inf = numeric(inf_case, "torch", special_values="inputs hold inf")
+    assert key(on_nan, nan_case) == "torch/gammainc/nan-propagation"
+    assert key(on_inf, inf_case) == "torch/gammainc/special-value"
+    # NaN and an infinity together say nothing of which path is wrong: with the inf.
+    both = numeric(nan_case, "torch", special_values="inputs hold nan, -inf")
+    assert key(both, nan_case) == "torch/gammainc/special-value"
+    # Without the phrase (a finding stored before it), the case's inputs decide.
+    bare = numeric(nan_case, "torch")
+    assert nan_in_inputs(dict(bare.details), nan_case)
+    assert not nan_in_inputs(dict(numeric(inf_case, "torch").details), inf_case)
+    # The oracles' signatures say whether NaN went in, so the two do not dedup into one
+    # bug before their keys are looked at.
+    assert nan_mark(nan_case) and not nan_mark(inf_case)
 
 
 def test_the_key_does_not_depend_on_which_backends_a_campaign_selected() -> None:
@@ -275,3 +304,22 @@ def test_cumsum_and_cumprod_memory_and_gcd_lcm_hangs_are_families() -> None:
         f = finding("crash", "timeout", c, "jax", "call", "no result within 10.0 s")
         keys.add(key(f, c))
     assert keys == {"jax/gcd-lcm/hang"}
+
+
+def test_reduction_drops_a_nan_only_to_show_an_ordinary_wrong_result() -> None:
+    from dlfuzz.oracles.special import NAN_MARK, same_finding
+
+    c = case("torch.special.gammainc", np.array([np.nan, -0.0], np.float32),
+             libs=("torch",))
+
+    def found(mark: str, phrase: str):
+        return finding("differential", "numeric", c, "torch", "call", "off",
+                       signature_message=f"inputs float32{mark}", special_values=phrase)
+
+    on_nan = found(NAN_MARK, "inputs hold nan")
+    assert same_finding(found(NAN_MARK, "inputs hold nan; reference holds nan"), on_nan)
+    # NaN replaced and still a disagreement on ordinary numbers: the better report.
+    assert same_finding(found("", ""), on_nan)
+    # NaN replaced and a special-value disagreement left (a -0, an overflow): another
+    # mechanism, not this bug.
+    assert not same_finding(found("", "inputs hold -0"), on_nan)

@@ -35,7 +35,7 @@ from dlfuzz.oracles.discrepancy import fmt, tolerance_text
 from dlfuzz.oracles.localize import Request, Suspect, localize_many
 from dlfuzz.oracles.reference import REFERENCE_PREFERENCE, Reference, Verdict, disagreements
 from dlfuzz.oracles.semantics import documented_difference
-from dlfuzz.oracles.special import input_specials, special_phrase
+from dlfuzz.oracles.special import input_specials, nan_mark, special_phrase
 from dlfuzz.oracles.tolerances import LOW_PRECISION, as_comparable
 
 
@@ -142,9 +142,10 @@ class DifferentialOracle(Oracle):
                      "r_a": min(suspect.ratio, 1e300), "localized_against": suspect.against,
                      "localized_by": suspect.method}
         # The signature keeps only what identifies the bug (symptom, stage, backend, API,
-        # input dtypes), never values, so the same bug on other inputs dedups.
+        # input dtypes, whether NaN went in), never values, so the same bug on other
+        # inputs dedups.
         return finding(self.name, verdict.symptom, case, o.backend, o.stage, msg,
-                       signature_message=f"inputs {dtypes}", method=method,
+                       signature_message=f"inputs {dtypes}{nan_mark(case)}", method=method,
                        reference_libraries=",".join(libraries),
                        ratio=float(min(verdict.ratio, 1e300)), **extra)
 

@@ -59,7 +59,7 @@ from dlfuzz.oracles.canonical import canonical_outcomes
 from dlfuzz.oracles.differential import judgement
 from dlfuzz.oracles.discrepancy import fmt, tolerance_text
 from dlfuzz.oracles.reference import Reference, Verdict, disagreements
-from dlfuzz.oracles.special import input_specials
+from dlfuzz.oracles.special import input_specials, nan_mark
 from dlfuzz.oracles.tolerances import LOW_PRECISION, as_comparable, epsilon
 
 LOW = LOW_PRECISION
@@ -224,7 +224,7 @@ def _with_details(f: Finding, extra: tuple[tuple[str, object], ...]) -> Finding:
 
 def _signature(case: ApiCase) -> str:
     low = sorted({t.dtype for t in case.tensors if t.dtype in LOW})
-    return f"{','.join(low)} vs float64 of the same library"
+    return f"{','.join(low)} vs float64 of the same library{nan_mark(case)}"
 
 
 def _message(backend: str, verdict: Verdict) -> str:

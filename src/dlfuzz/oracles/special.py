@@ -15,7 +15,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
-from dlfuzz.cases import ApiCase
+from dlfuzz.cases import ApiCase, Finding
 from dlfuzz.cases.core import DTYPES, FLOAT_DTYPES
 
 
@@ -46,6 +46,36 @@ def input_specials(case: ApiCase) -> list[str]:
             if ((p == 0) & np.signbit(p)).any():
                 found.add("-0")
     return [s for s in ("nan", "inf", "-inf", "-0") if s in found]
+
+
+NAN_MARK = " holding nan"
+
+
+def nan_without_inf(case: ApiCase) -> bool:
+    """Whether the inputs hold NaN and no infinity: the NaN-propagation mechanism
+    (``triage.root_cause.nan_in_inputs``)."""
+    held = input_specials(case)
+    return "nan" in held and "inf" not in held and "-inf" not in held
+
+
+def nan_mark(case: ApiCase) -> str:
+    """What a numeric finding's signature adds when its inputs hold NaN and no infinity:
+    NaN handling is its own mechanism, so such a finding must not dedup into one seen on
+    infinite inputs of the same API and dtypes."""
+    return NAN_MARK if nan_without_inf(case) else ""
+
+
+def same_finding(found: Finding, original: Finding) -> bool:
+    """Whether ``found`` (on a reduction candidate) is still ``original``: the same
+    signature, or the same less the NaN mark when no special value is involved any more.
+    Reduction replaces NaN inputs by finite values; a wrong result on ordinary inputs
+    behind the NaN is the better report (re-keyed by what the reduced case shows). A
+    special-value disagreement left on infinite inputs is not: it would turn a NaN bug
+    into the inf one of the same op."""
+    if found.signature == original.signature:
+        return True
+    return (found.signature.replace(NAN_MARK, "") == original.signature.replace(NAN_MARK, "")
+            and not found.detail("special_values"))
 
 
 def _holds(values: np.ndarray) -> list[str]:

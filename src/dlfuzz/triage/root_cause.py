@@ -24,7 +24,9 @@ name it)::
   op is a member and the mechanism matches (min/max/clip/relu6 NaN propagation).
 * ``mechanism``: never a dtype, never a number. Numeric findings give their severity
   class (``wrong-result``, ``special-value``, ``ill-conditioned``, ``inconsistency``
-  when demoted); ``shape``; a status finding its exception type and first words;
+  when demoted), a special-value one whose inputs held NaN and no infinity
+  ``nan-propagation`` (NaN handling and infinity handling are separate code paths: one
+  report must not hide the other); ``shape``; a status finding its exception type and first words;
   ``accepts-invalid:<parameter>`` for validation gaps; ``hang``, ``oom``, ``abort``.
   A crash from undefined behaviour in native or wasm code (SIGSEGV, SIGBUS, SIGFPE, a
   wasm out-of-bounds access or integer-division trap) and nondeterministic output
@@ -143,13 +145,43 @@ def mechanism(symptom: str, message: str, details: Mapping[str, Any],
     if symptom in ("numeric", "nan"):
         if details.get("ill_conditioned"):
             return "ill-conditioned"
-        return severity or severity_of(symptom, details, case)
+        klass = severity or severity_of(symptom, details, case)
+        if klass == "special-value" and nan_in_inputs(details, case):
+            return "nan-propagation"
+        return klass
     if symptom == "status":
         return f"error:{_slug(message)}"
     if symptom == "performance":
         metric = details.get("metric")
         return f"performance:{metric}" if metric else "performance"
     return symptom or "unknown"
+
+
+_INPUTS_HOLD = re.compile(r"inputs hold ([^;]*)", re.I)
+
+
+def nan_in_inputs(details: Mapping[str, Any], case: Any = None) -> bool:
+    """Whether a special-value finding's inputs held NaN and no infinity (the
+    ``special_values`` phrase says so; a finding stored without one is asked of its
+    case). Where NaN goes in, what comes out is the NaN-propagation code path (a check
+    skipped, a comparison that NaN makes false); infinities and overflow are another one.
+    A report filed from an inf input would hide a NaN-only bug of the same op
+    (``gammainc(nan, x)`` finite in torch), so they are two root causes. Inputs holding
+    both say nothing about which path is wrong and stay with the infinities (where an
+    inf-only bug reached with a NaN beside it belongs)."""
+    phrase = details.get("special_values")
+    if isinstance(phrase, str) and phrase:
+        held = _INPUTS_HOLD.search(phrase)
+        kinds = [s.strip().lower() for s in held.group(1).split(",")] if held else []
+        return "nan" in kinds and "inf" not in kinds and "-inf" not in kinds
+    if case is None or not getattr(case, "tensors", None):
+        return False
+    from dlfuzz.oracles.special import nan_without_inf
+
+    try:
+        return nan_without_inf(case)
+    except (AttributeError, TypeError, ValueError):
+        return False
 
 
 def has_empty_input(case: Any) -> bool:
@@ -295,7 +327,8 @@ def key_parts(api: str, symptom: str, message: str, details: Mapping[str, Any],
     for fam in families():
         if fam.matches(op, mech, case):
             return fam.name, fam.label
-    if has_empty_input(case) and mech in ("wrong-result", "special-value", "inconsistency", "shape"):
+    if has_empty_input(case) and mech in ("wrong-result", "special-value", "nan-propagation",
+                                          "inconsistency", "shape"):
         mech = f"empty-input-{mech}"
     return op, mech
 

@@ -40,6 +40,7 @@ from dlfuzz.cases import ApiCase, Expectation, Finding, Outcome, TriageTools, ki
 from dlfuzz.cases.kind import Checker  # runs cases and applies every oracle
 from dlfuzz.oracles.base import input_dtypes
 from dlfuzz.oracles.reference import Judge
+from dlfuzz.oracles.special import same_finding
 from dlfuzz.store.db import BugRow, Store
 from dlfuzz.triage.bugdir import BugFolder, write_bug_folder
 from dlfuzz.triage.confirm import (
@@ -259,7 +260,7 @@ class Triage:
         """Reduce the bug's case; the reduced case's own finding and the bug's details
         after it (None when nothing was reduced)."""
         def holds(candidates: list[ApiCase]) -> list[bool]:
-            return [any(f.signature == finding.signature for f in found)
+            return [any(same_finding(f, finding) for f in found)
                     for _, found in self.check(candidates, needed)]
 
         reduction = kind_of(case).reduction(case, finding, self.tools())
@@ -273,7 +274,7 @@ class Triage:
         result = reduce_case(case, holds, reduction.passes, budget, weight=reduction.weight,
                              deadline=time.monotonic() + REDUCE_SECONDS)
         outcomes, findings = self.check([result.case], needed)[0]
-        same = [f for f in findings if f.signature == finding.signature]
+        same = [f for f in findings if same_finding(f, finding)]
         if not same:
             return None  # should not happen (holds() said so); keep the unreduced folder
         meta = {"reduced": True, "reduce_runs": result.runs, "reduce_stats": result.stats,
