@@ -218,6 +218,24 @@ def test_engine_proposes_edges_and_does_not_learn_from_their_rejection(specs) ->
     assert engine.learned.get("torch.floor_divide", []) == []
 
 
+def test_every_api_s_first_group_is_an_edge_group_and_the_share_holds(specs) -> None:
+    from dlfuzz.engines.api.schedule import edge_visit
+
+    assert [k for k in range(12) if edge_visit(0.35, k)] == [0, 2, 5, 8, 11]
+    assert sum(edge_visit(0.35, k) for k in range(1000)) == 350
+    assert not any(edge_visit(0.0, k) for k in range(50))
+    assert all(edge_visit(1.0, k) for k in range(50))
+    # A broad campaign visits an API once or twice: its first group is at an edge.
+    names = ["torch.floor_divide", "torch.nn.functional.dropout", "torch.histc"]
+    engine = ApiEngine(seed=3, libraries=("torch",), specs={n: specs[n] for n in names},
+                       counterparts={}, violate_share=0.0)
+    first: dict[str, str] = {}
+    while len(first) < len(names):
+        group = engine._next_group()
+        first.setdefault(group[0].api, group[0].expect)
+    assert all(expect.startswith("edge:") for expect in first.values()), first
+
+
 def test_engine_breaks_rank_bounds_as_edges(specs) -> None:
     spec = specs["torch.nn.functional.avg_pool2d"]
     engine = ApiEngine(seed=2, libraries=("torch",), specs={spec.api: spec},

@@ -32,7 +32,9 @@ that hangs or kills a worker halves it, and a floor keeps every API in play; vio
 mode leans toward APIs whose rejections come from native code. A share of the valid
 groups (``edge_share``) are edge inputs (``edges.py``): integer extremes, one special
 float argument, a scalar outside its range, an empty dimension, or (from the violate
-share) a rank outside its bound. Everything random comes from streams seeded by
+share) a rank outside its bound. Which of an API's groups are edge ones is stratified,
+not drawn (``schedule.edge_visit``): its first group is one, so an API visited once or
+twice in a broad campaign is pushed to an edge at least once. Everything random comes from streams seeded by
 (seed, batch), so a seed (with the same feedback) reproduces the same cases.
 """
 
@@ -58,7 +60,13 @@ from dlfuzz.engines.api.libspecs import (
     load_set,
 )
 from dlfuzz.engines.api.rulegen import RuleGenerator, Signature, subnormals_for
-from dlfuzz.engines.api.schedule import NATIVE_ERRORS, ApiStats, message_key, violate_share
+from dlfuzz.engines.api.schedule import (
+    NATIVE_ERRORS,
+    ApiStats,
+    edge_visit,
+    message_key,
+    violate_share,
+)
 from dlfuzz.engines.api.settings import GENERATORS, ApiEngineSettings
 from dlfuzz.engines.base import Engine, EngineSettings
 from dlfuzz.errors import UsageError
@@ -105,7 +113,7 @@ COST_EMA = 0.05  # smoothing of the measured first-case and later-case costs
 COSTLY = frozenset({"timeout", "crash", "oom"})
 # The counters of an API's stats a resumed campaign restores (what ``api_stats`` stored).
 RESTORED = ("tried", "ran_somewhere", "ran_everywhere", "costly", "crashes", "findings",
-            "novel", "violate_tried", "violate_native", "seconds")
+            "novel", "violate_tried", "violate_native", "seconds", "groups")
 # Constraints a violate-mode input may break: those the library's own code, errors or
 # operator definitions vouch for. Prose, LLM and hand-written ones can be narrower than
 # what the library accepts, and breaking a wrong constraint makes a false report.
@@ -278,7 +286,9 @@ class ApiEngine(Engine):
             if draws:
                 return [self._case(spec, d) for d in draws]
         draws, new = self._valid_group(spec, size)
-        if self.edge_share and self.rng.random() < self.edge_share:
+        stats = self.stats[spec.api]
+        stats.groups += 1
+        if edge_visit(self.edge_share, stats.groups - 1):
             draws = edge_group(draws, self.rng, self._edge_turn(spec.api)) or draws
         cases = [self._case(spec, d) for d in draws]
         if new and cases:

@@ -30,6 +30,7 @@ inputs, since a missing check there is a crash rather than a clean error.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -68,6 +69,7 @@ class ApiStats:
     violate_tried: int = 0   # violate-mode cases
     violate_native: int = 0  # of them, rejected by native code (``NATIVE_ERRORS``)
     seconds: float = 0.0     # the slowest backend's time, summed over every case
+    groups: int = 0          # valid-mode groups proposed (edge ones among them)
     seen: set[str] = field(default_factory=set)  # outcome kinds and message keys
 
     @property
@@ -113,7 +115,22 @@ class ApiStats:
                 "violate_tried": self.violate_tried,
                 "native_rate": round(self.native_rate, 3),
                 "seconds": round(self.seconds, 3), "cost": round(self.cost, 4),
-                "weight": round(self.weight, 4)}
+                "weight": round(self.weight, 4), "groups": self.groups}
+
+
+def edge_visit(share: float, visit: int) -> bool:
+    """Whether an API's valid group number ``visit`` (from 0) is an edge group, for a
+    campaign share ``share`` of edge groups: stratified, not drawn. The first is one,
+    then as many as keep the share (with 0.35: groups 0, 2, 5, 8, 11, ...).
+
+    An unaided campaign over a thousand APIs visits each two or three times; drawn at
+    random with a share of 0.35, four APIs in ten never got an edge group, while every
+    crash of two 600 s campaigns on numpy, torch, jax and tf came from one (integer
+    extremes, a rank or a scalar outside its bound) and the valid groups gave one wrong
+    result in twenty confirmed bugs. Directed campaigns keep the share."""
+    if share <= 0.0:
+        return False
+    return math.ceil((visit + 1) * share - 1e-9) > math.ceil(visit * share - 1e-9)
 
 
 def violate_share(base: float, stats: ApiStats) -> float:
