@@ -70,8 +70,8 @@ def same_finding(found: Finding, original: Finding) -> bool:
     signature, or the same less the NaN mark when no special value is involved any more.
     Reduction replaces NaN inputs by finite values; a wrong result on ordinary inputs
     behind the NaN is the better report (re-keyed by what the reduced case shows). A
-    special-value disagreement left on infinite inputs is not: it would turn a NaN bug
-    into the inf one of the same op."""
+    special-value disagreement left without the NaN (a -0, an overflow) is not: it would
+    turn the NaN bug into another mechanism of the same op."""
     if found.signature == original.signature:
         return True
     return (found.signature.replace(NAN_MARK, "") == original.signature.replace(NAN_MARK, "")

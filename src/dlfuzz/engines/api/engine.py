@@ -34,8 +34,9 @@ groups (``edge_share``) are edge inputs (``edges.py``): integer extremes, one sp
 float argument, a scalar outside its range, an empty dimension, or (from the violate
 share) a rank outside its bound. Which of an API's groups are edge ones is stratified,
 not drawn (``schedule.edge_visit``): its first group is one, so an API visited once or
-twice in a broad campaign is pushed to an edge at least once. Everything random comes from streams seeded by
-(seed, batch), so a seed (with the same feedback) reproduces the same cases.
+twice in a broad campaign is pushed to an edge at least once. Everything random comes
+from streams seeded by (seed, batch), so a seed (with the same feedback) reproduces the
+same cases.
 """
 
 from __future__ import annotations
