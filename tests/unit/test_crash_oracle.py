@@ -50,3 +50,29 @@ def test_other_crashes_stay_crashes_even_where_the_reference_rejects() -> None:
     cpu_rejects = Outcome("tfjs-cpu", "exception", exc_type="Error", message="x")
     assert severities({"tfjs-wasm": trap("RuntimeError: remainder by zero"),
                        "tfjs-cpu": cpu_rejects}) == ["crash"]
+
+
+def test_a_crash_inside_a_counterpart_dlfuzz_wrote_is_not_the_library_s_crash() -> None:
+    # jax ran tf.math.segment_max through dlfuzz's composition, which sized the output by
+    # the largest segment id (9.2e18) and made jax abort: dlfuzz's call, not a user's.
+    ids = np.array([-1, 2**63 - 2], np.int64)
+    case = ApiCase("tensorflow.math.segment_max",
+                   (Tensor.from_numpy(np.zeros(2, np.int64)), Tensor.from_numpy(ids)),
+                   (("tf", Call("tensorflow.math.segment_max", (Ref(0), Ref(1)))),
+                    ("jax", Call("dlfuzz.engines.api.counterparts.compose_jax_tf."
+                                 "tf_segment_max", (Ref(0), Ref(1))))))
+    ctx = OracleContext(None, {"tf": "tf", "jax": "jax"}, {})  # type: ignore[arg-type]
+    abort = Outcome("jax", "crash", exc_type="SIGABRT", message="worker killed by SIGABRT")
+    rejected = Outcome("tf", "exception", exc_type="InvalidArgumentError", message="ids")
+    (found,) = CrashOracle().check(case, {"jax": abort, "tf": rejected}, ctx)
+    assert "dlfuzz's own counterpart jax tf_segment_max" in found.detail("demoted")
+    assert severity_of(found.symptom, dict(found.details)) == "inconsistency"
+    # The same abort in the library's own API stays a crash.
+    (own,) = CrashOracle().check(case, {"tf": Outcome("tf", "crash", exc_type="SIGABRT",
+                                                      message="worker killed by SIGABRT")},
+                                 ctx)
+    assert severity_of(own.symptom, dict(own.details)) == "crash"
+    # A hang there too, when another backend finished.
+    hang = Outcome("jax", "timeout", message="no result within 10 s")
+    (slow,) = CrashOracle().check(case, {"jax": hang, "tf": Outcome("tf", "ok")}, ctx)
+    assert severity_of(slow.symptom, dict(slow.details)) == "inconsistency"

@@ -4,6 +4,9 @@ A crash (signal or abnormal exit of the worker) is always a finding. A timeout o
 out-of-memory is one only when some other backend finished the same case normally: a
 case every library finds too heavy says nothing about any of them.
 
+A crash, hang or memory blow-up inside a counterpart dlfuzz wrote (a composition calling
+the library) is demoted: dlfuzz's code chose that call (``_in_counterpart``).
+
 One crash is demoted (an inconsistency, never a crash): a WebAssembly integer-division
 trap on an input another library rejects with an exception. The trap is a catchable
 JavaScript exception that leaves the instance working, so on an input the reference
@@ -19,8 +22,24 @@ import re
 
 from dlfuzz.cases import ApiCase, Finding, Outcome
 from dlfuzz.oracles.base import Oracle, OracleContext, finding
+from dlfuzz.oracles.counterpart_votes import written_by_dlfuzz
 
 _WASM_DIVISION_TRAP = re.compile(r"RuntimeError: (divide|remainder) by zero")
+
+
+def _in_counterpart(case: ApiCase, backend: str, ctx: OracleContext) -> dict[str, str]:
+    """The demotion of a crash, hang or memory blow-up inside a counterpart dlfuzz wrote
+    (a composition of the library's functions): dlfuzz's code chose the call the library
+    died in, and may have asked what no user would (``jax.ops.segment_max`` told to make
+    9.2e18 segments, because the composition sized the output by the largest segment id
+    the case held); its reproducer is dlfuzz's code, not the library's."""
+    library = ctx.library_of.get(backend, backend)
+    if not written_by_dlfuzz(case, library):
+        return {}
+    call = case.call_for(library)
+    target = call.target.rsplit(".", 1)[-1] if call is not None else "?"
+    return {"demoted": f"inside dlfuzz's own counterpart {library} {target}: the call the "
+                       "library failed in is dlfuzz's code, not an API call a user makes"}
 
 
 def _demotion(backend: str, message: str, outcomes: dict[str, Outcome],
@@ -49,9 +68,11 @@ class CrashOracle(Oracle):
                 message = f"{o.exc_type}: {o.message}"
                 found.append(finding(self.name, "crash", case, backend, o.stage,
                                      message, o.exc_type, log_tail=o.log_tail[-2000:],
-                                     **_demotion(backend, message, outcomes, ctx)))
+                                     **(_in_counterpart(case, backend, ctx)
+                                        or _demotion(backend, message, outcomes, ctx))))
             elif o.status in ("timeout", "oom") and others_ok - {backend}:
                 found.append(finding(self.name, o.status, case, backend, o.stage,
                                      o.message or o.status, o.status,
-                                     log_tail=o.log_tail[-2000:]))
+                                     log_tail=o.log_tail[-2000:],
+                                     **_in_counterpart(case, backend, ctx)))
         return found
