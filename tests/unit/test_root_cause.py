@@ -7,7 +7,7 @@ import numpy as np
 
 from dlfuzz.cases import ApiCase, Call, Ref, Tensor
 from dlfuzz.oracles.base import finding, input_dtypes
-from dlfuzz.oracles.special import nan_mark
+from dlfuzz.oracles.special import NAN_HANDLING, nan_handling, nan_mark
 from dlfuzz.triage.root_cause import (
     Backends,
     constraint_params,
@@ -152,13 +152,16 @@ def test_the_class_and_the_constraint_keep_mechanisms_apart() -> None:
 def test_a_bug_stored_before_keys_existed_gets_a_key_from_its_fields() -> None:
     assert stored_root_cause("tf-xla", "tf.math.hypot", "numeric", "m",
                              {"special_values": "inputs hold nan"}) == \
+        "tf/hypot/special-value"
+    assert stored_root_cause("tf-xla", "tf.math.hypot", "numeric", "m",
+                             {"special_values": f"inputs hold nan; {NAN_HANDLING}"}) == \
         "tf/hypot/nan-propagation"
     assert stored_root_cause("tf-xla", "tf.math.hypot", "numeric", "m",
                              {"special_values": "inputs hold -inf; overflow in float32"}) == \
         "tf/hypot/special-value"
 
 
-def test_nan_inputs_and_infinite_inputs_are_two_root_causes_and_two_signatures() -> None:
+def test_nan_handling_and_infinite_inputs_are_two_root_causes_and_two_signatures() -> None:
     # torch.special.gammainc(nan, x) gave a finite value while inf inputs gave another
     # special-value disagreement: filed under one key, the NaN bug was only a place of
     # the inf one, and its report showed the inf case.
@@ -166,20 +169,33 @@ def test_nan_inputs_and_infinite_inputs_are_two_root_causes_and_two_signatures()
                     libs=("torch",))
     inf_case = case("torch.special.gammainc", np.array([np.inf, 1.0], np.float32),
                     libs=("torch",))
-    on_nan = numeric(nan_case, "torch", special_values="inputs hold nan")
+    on_nan = numeric(nan_case, "torch", special_values=f"inputs hold nan; {NAN_HANDLING}")
     on_inf = numeric(inf_case, "torch", special_values="inputs hold inf")
     assert key(on_nan, nan_case) == "torch/gammainc/nan-propagation"
     assert key(on_inf, inf_case) == "torch/gammainc/special-value"
-    # NaN and an infinity together say nothing of which path is wrong: with the inf.
-    both = numeric(nan_case, "torch", special_values="inputs hold nan, -inf")
-    assert key(both, nan_case) == "torch/gammainc/special-value"
+    # A NaN beside a disagreement between two numbers: not NaN handling.
+    beside = numeric(nan_case, "torch", special_values="inputs hold nan")
+    assert key(beside, nan_case) == "torch/gammainc/special-value"
     # Without the phrase (a finding stored before it), the case's inputs decide.
     bare = numeric(nan_case, "torch")
     assert nan_in_inputs(dict(bare.details), nan_case)
     assert not nan_in_inputs(dict(numeric(inf_case, "torch").details), inf_case)
-    # The oracles' signatures say whether NaN went in, so the two do not dedup into one
-    # bug before their keys are looked at.
-    assert nan_mark(nan_case) and not nan_mark(inf_case)
+
+
+def test_nan_handling_is_nan_on_one_side_of_a_disagreement_with_no_infinity() -> None:
+    nan_in = case("torch.cumsum", np.array([np.nan, 1.0, 2.0], np.float32), libs=("torch",))
+    finite_out = (np.array([1.0, 1.0, 3.0], np.float32),)
+    nan_ref = (np.array([np.nan, np.nan, np.nan]),)
+    first = (np.array([True, False, False]),)
+    # torch gives 1 where NaN is expected: NaN handling, and the signature says so.
+    assert nan_handling(nan_in, finite_out, nan_ref, first)
+    assert nan_mark(True) and not nan_mark(False)
+    # Two numbers disagreeing with a NaN elsewhere in the inputs: not NaN handling.
+    assert not nan_handling(nan_in, (np.array([9.0, 1.0, 3.0], np.float32),),
+                            (np.array([5.0, 1.0, 3.0]),), first)
+    # NaN and an infinity in the inputs: with the infinities.
+    both = case("torch.cumsum", np.array([np.nan, np.inf, 2.0], np.float32), libs=("torch",))
+    assert not nan_handling(both, finite_out, nan_ref, first)
 
 
 def test_the_key_does_not_depend_on_which_backends_a_campaign_selected() -> None:
@@ -316,7 +332,7 @@ def test_reduction_drops_a_nan_only_to_show_an_ordinary_wrong_result() -> None:
         return finding("differential", "numeric", c, "torch", "call", "off",
                        signature_message=f"inputs float32{mark}", special_values=phrase)
 
-    on_nan = found(NAN_MARK, "inputs hold nan")
+    on_nan = found(NAN_MARK, "inputs hold nan; NaN inputs handled differently")
     assert same_finding(found(NAN_MARK, "inputs hold nan; reference holds nan"), on_nan)
     # NaN replaced and still a disagreement on ordinary numbers: the better report.
     assert same_finding(found("", ""), on_nan)

@@ -59,7 +59,7 @@ from dlfuzz.oracles.canonical import canonical_outcomes
 from dlfuzz.oracles.differential import judgement
 from dlfuzz.oracles.discrepancy import fmt, tolerance_text
 from dlfuzz.oracles.reference import Reference, Verdict, disagreements
-from dlfuzz.oracles.special import input_specials, nan_mark
+from dlfuzz.oracles.special import input_specials, nan_handling, nan_mark
 from dlfuzz.oracles.tolerances import LOW_PRECISION, as_comparable, epsilon
 
 LOW = LOW_PRECISION
@@ -157,7 +157,7 @@ class DtypeOracle(Oracle):
                 continue
 
             f = finding(self.name, verdict.symptom, case, backend, outcome.stage,
-                        _message(backend, verdict), signature_message=_signature(case),
+                        _message(backend, verdict), signature_message=_signature(case, verdict),
                         method="own float64", reference_libraries=ref.libraries[0],
                         ratio=float(min(verdict.ratio, 1e300)))
             results[i].append(_with_details(f, judgement(case, outcome, verdict, ctx)))
@@ -222,9 +222,11 @@ def _with_details(f: Finding, extra: tuple[tuple[str, object], ...]) -> Finding:
     return replace(f, details=tuple(sorted(f.details + extra)))
 
 
-def _signature(case: ApiCase) -> str:
+def _signature(case: ApiCase, verdict: Verdict) -> str:
     low = sorted({t.dtype for t in case.tensors if t.dtype in LOW})
-    return f"{','.join(low)} vs float64 of the same library{nan_mark(case)}"
+    handled = bool(verdict.bad) and nan_handling(case, verdict.actual, verdict.expected,
+                                                 verdict.bad)
+    return f"{','.join(low)} vs float64 of the same library{nan_mark(handled)}"
 
 
 def _message(backend: str, verdict: Verdict) -> str:

@@ -49,20 +49,37 @@ def input_specials(case: ApiCase) -> list[str]:
 
 
 NAN_MARK = " holding nan"
+NAN_HANDLING = "NaN inputs handled differently"
 
 
-def nan_without_inf(case: ApiCase) -> bool:
-    """Whether the inputs hold NaN and no infinity: the NaN-propagation mechanism
-    (``triage.root_cause.nan_in_inputs``)."""
+def nan_handling(case: ApiCase, actuals: tuple[np.ndarray, ...],
+                 expecteds: tuple[np.ndarray, ...], masks: tuple[np.ndarray, ...]) -> bool:
+    """Whether a disagreement is about NaN handling: the inputs hold NaN and no
+    infinity, and at some disagreeing element one side is NaN and the other is not
+    (torch's ``gammainc(nan, 0)`` is 1 where the reference is NaN). A NaN elsewhere in
+    the inputs while the disagreement is between two numbers (a float16 cumsum that
+    stalls at 2048) is not: that is another mechanism, which the NaN only sits beside.
+    Infinities and NaN together say nothing of which path is wrong."""
     held = input_specials(case)
-    return "nan" in held and "inf" not in held and "-inf" not in held
+    if "nan" not in held or "inf" in held or "-inf" in held:
+        return False
+    for x, e, m in zip(actuals, expecteds, masks, strict=True):
+        if m.shape != x.shape or not m.any():
+            continue
+        xw, ew = _wide(x), _wide(e)
+        if xw is None or ew is None:
+            continue
+        if bool(np.any(np.isnan(xw[m]) != np.isnan(ew[m]))):
+            return True
+    return False
 
 
-def nan_mark(case: ApiCase) -> str:
-    """What a numeric finding's signature adds when its inputs hold NaN and no infinity:
-    NaN handling is its own mechanism, so such a finding must not dedup into one seen on
-    infinite inputs of the same API and dtypes."""
-    return NAN_MARK if nan_without_inf(case) else ""
+def nan_mark(handled: bool) -> str:
+    """What a numeric finding's signature adds when NaN handling is what differs
+    (``nan_handling``): its own mechanism (``triage.root_cause.nan_in_inputs``), so such
+    a finding must not dedup into one seen on infinite inputs of the same API and
+    dtypes."""
+    return NAN_MARK if handled else ""
 
 
 def same_finding(found: Finding, original: Finding) -> bool:
@@ -145,6 +162,8 @@ def special_phrase(case: ApiCase, actuals: tuple[np.ndarray, ...],
             held += [h for h in _holds(e[m]) if h not in held]
     if held:
         parts.append("reference holds " + ", ".join(held))
+    if nan_handling(case, actuals, expecteds, masks):
+        parts.append(NAN_HANDLING)
     if range_edge_inputs(case):
         parts.append("inputs reach the top of their dtype's range")
     for x, e, m in zip(actuals, expecteds, masks, strict=True):

@@ -24,9 +24,10 @@ name it)::
   op is a member and the mechanism matches (min/max/clip/relu6 NaN propagation).
 * ``mechanism``: never a dtype, never a number. Numeric findings give their severity
   class (``wrong-result``, ``special-value``, ``ill-conditioned``, ``inconsistency``
-  when demoted), a special-value one whose inputs held NaN and no infinity
-  ``nan-propagation`` (NaN handling and infinity handling are separate code paths: one
-  report must not hide the other); ``shape``; a status finding its exception type and first words;
+  when demoted), a special-value one about NaN handling ``nan-propagation`` (NaN and
+  no infinity in the inputs, NaN on one side only of a disagreeing element: NaN
+  handling and infinity handling are separate code paths, one report must not hide the
+  other); ``shape``; a status finding its exception type and first words;
   ``accepts-invalid:<parameter>`` for validation gaps; ``hang``, ``oom``, ``abort``.
   A crash from undefined behaviour in native or wasm code (SIGSEGV, SIGBUS, SIGFPE, a
   wasm out-of-bounds access or integer-division trap) and nondeterministic output
@@ -48,6 +49,7 @@ from importlib import resources
 from typing import Any
 
 from dlfuzz.oracles.signature import normalize_message
+from dlfuzz.oracles.special import NAN_HANDLING, input_specials
 from dlfuzz.triage.severity import severity_of
 
 _MEMORY = re.compile(r"SIGSEGV|SIGBUS|SIGILL|SIGFPE|memory access out of bounds|heap|"
@@ -157,31 +159,25 @@ def mechanism(symptom: str, message: str, details: Mapping[str, Any],
     return symptom or "unknown"
 
 
-_INPUTS_HOLD = re.compile(r"inputs hold ([^;]*)", re.I)
-
-
 def nan_in_inputs(details: Mapping[str, Any], case: Any = None) -> bool:
-    """Whether a special-value finding's inputs held NaN and no infinity (the
-    ``special_values`` phrase says so; a finding stored without one is asked of its
-    case). Where NaN goes in, what comes out is the NaN-propagation code path (a check
-    skipped, a comparison that NaN makes false); infinities and overflow are another one.
-    A report filed from an inf input would hide a NaN-only bug of the same op
-    (``gammainc(nan, x)`` finite in torch), so they are two root causes. Inputs holding
-    both say nothing about which path is wrong and stay with the infinities (where an
-    inf-only bug reached with a NaN beside it belongs)."""
+    """Whether a special-value finding is about NaN handling: its ``special_values``
+    phrase says "NaN inputs handled differently" (``oracles.special.nan_handling``: NaN
+    and no infinity in the inputs, and NaN on one side only of a disagreeing element).
+    NaN handling is its own code path (a check skipped, a comparison that NaN makes
+    false); infinities and overflow are another one. A report filed from an inf input
+    would hide a NaN-only bug of the same op (``gammainc(nan, x)`` finite in torch), so
+    they are two root causes. A finding stored without a phrase is asked of its case:
+    NaN and no infinity in the inputs."""
     phrase = details.get("special_values")
     if isinstance(phrase, str) and phrase:
-        held = _INPUTS_HOLD.search(phrase)
-        kinds = [s.strip().lower() for s in held.group(1).split(",")] if held else []
-        return "nan" in kinds and "inf" not in kinds and "-inf" not in kinds
+        return NAN_HANDLING in phrase
     if case is None or not getattr(case, "tensors", None):
         return False
-    from dlfuzz.oracles.special import nan_without_inf
-
     try:
-        return nan_without_inf(case)
+        held = input_specials(case)
     except (AttributeError, TypeError, ValueError):
         return False
+    return "nan" in held and "inf" not in held and "-inf" not in held
 
 
 def has_empty_input(case: Any) -> bool:
