@@ -31,10 +31,13 @@ def campaign(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     if not (install.is_installed("4.1.0") and install.is_installed("4.22.0")):
         pytest.skip("TF.js 4.1.0 and 4.22.0 are not installed (make install)")
     out = tmp_path_factory.mktemp("bisect") / "old"
+    # Every group in violate mode: the stride bug is an accepted invalid input, and with
+    # the default share (one group in ten) 200 cases held a violation of the stride
+    # constraint in some seeds' streams only. What this file tests is the bisection.
     proc = dlfuzz_cli("run", "--engine", "api", "--backends", "tfjs-cpu", "--tfjs-version",
                       "4.1.0", "--apis", "tf.avgPool3d", "--seed", "1", "--out", str(out),
                       "--quiet", "--budget", "50s", "--max-cases", "200",
-                      "--batch-size", "50", timeout=300)
+                      "--violate-share", "1", "--batch-size", "50", timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return out, _confirmed_bug(
         out, lambda b: b.api == "tf.avgPool3d" and b.guilty_backend == "tfjs-cpu"
