@@ -10,9 +10,9 @@ from dlfuzz.oracles.base import finding, input_dtypes
 from dlfuzz.oracles.special import NAN_HANDLING, nan_handling, nan_mark
 from dlfuzz.triage.root_cause import (
     Backends,
+    about_nan_handling,
     constraint_params,
     families,
-    nan_in_inputs,
     op_name,
     root_cause_key,
     stored_root_cause,
@@ -178,8 +178,8 @@ def test_nan_handling_and_infinite_inputs_are_two_root_causes_and_two_signatures
     assert key(beside, nan_case) == "torch/gammainc/special-value"
     # Without the phrase (a finding stored before it), the case's inputs decide.
     bare = numeric(nan_case, "torch")
-    assert nan_in_inputs(dict(bare.details), nan_case)
-    assert not nan_in_inputs(dict(numeric(inf_case, "torch").details), inf_case)
+    assert about_nan_handling(dict(bare.details), nan_case)
+    assert not about_nan_handling(dict(numeric(inf_case, "torch").details), inf_case)
 
 
 def test_nan_handling_is_nan_on_one_side_of_a_disagreement_with_no_infinity() -> None:

@@ -76,7 +76,7 @@ def nan_handling(case: ApiCase, actuals: tuple[np.ndarray, ...],
 
 def nan_mark(handled: bool) -> str:
     """What a numeric finding's signature adds when NaN handling is what differs
-    (``nan_handling``): its own mechanism (``triage.root_cause.nan_in_inputs``), so such
+    (``nan_handling``): its own mechanism (``triage.root_cause.about_nan_handling``), so such
     a finding must not dedup into one seen on infinite inputs of the same API and
     dtypes."""
     return NAN_MARK if handled else ""

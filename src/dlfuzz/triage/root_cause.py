@@ -148,7 +148,7 @@ def mechanism(symptom: str, message: str, details: Mapping[str, Any],
         if details.get("ill_conditioned"):
             return "ill-conditioned"
         klass = severity or severity_of(symptom, details, case)
-        if klass == "special-value" and nan_in_inputs(details, case):
+        if klass == "special-value" and about_nan_handling(details, case):
             return "nan-propagation"
         return klass
     if symptom == "status":
@@ -159,7 +159,7 @@ def mechanism(symptom: str, message: str, details: Mapping[str, Any],
     return symptom or "unknown"
 
 
-def nan_in_inputs(details: Mapping[str, Any], case: Any = None) -> bool:
+def about_nan_handling(details: Mapping[str, Any], case: Any = None) -> bool:
     """Whether a special-value finding is about NaN handling: its ``special_values``
     phrase says "NaN inputs handled differently" (``oracles.special.nan_handling``: NaN
     and no infinity in the inputs, and NaN on one side only of a disagreeing element).
