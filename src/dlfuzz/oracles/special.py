@@ -63,15 +63,22 @@ def nan_handling(case: ApiCase, actuals: tuple[np.ndarray, ...],
     held = input_specials(case)
     if "nan" not in held or "inf" in held or "-inf" in held:
         return False
+    return any(bool(np.any(np.isnan(x) != np.isnan(e)))
+               for x, e in _disagreeing(actuals, expecteds, masks))
+
+
+def _disagreeing(actuals: tuple[np.ndarray, ...], expecteds: tuple[np.ndarray, ...],
+                 masks: tuple[np.ndarray, ...]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per output with disagreeing elements: (actual, expected) widened, at those
+    elements only."""
+    out = []
     for x, e, m in zip(actuals, expecteds, masks, strict=True):
         if m.shape != x.shape or not m.any():
             continue
         xw, ew = _wide(x), _wide(e)
-        if xw is None or ew is None:
-            continue
-        if bool(np.any(np.isnan(xw[m]) != np.isnan(ew[m]))):
-            return True
-    return False
+        if xw is not None and ew is not None:
+            out.append((xw[m], ew[m]))
+    return out
 
 
 def nan_mark(handled: bool) -> str:
@@ -141,17 +148,10 @@ def special_phrase(case: ApiCase, actuals: tuple[np.ndarray, ...],
     """The ``special_values`` phrase of one guilty backend's disagreement ("" if none)."""
     parts: list[str] = list(rules)
     inputs = input_specials(case)
-    kinds_differ = False
-    for x, e, m in zip(actuals, expecteds, masks, strict=True):
-        if m.shape != x.shape or not m.any():
-            continue
-        xw, ew = _wide(x), _wide(e)
-        if xw is None or ew is None:
-            continue
-        # a -0 matters where infinities are involved or both sides are zeros (their sign
-        # differs); a finite non-zero value where 0 is expected is an ordinary wrong one
-        kinds_differ |= bool(np.any(~np.isfinite(xw[m]) | ~np.isfinite(ew[m])
-                                    | ((ew[m] == 0) & (xw[m] == 0))))
+    # a -0 matters where infinities are involved or both sides are zeros (their sign
+    # differs); a finite non-zero value where 0 is expected is an ordinary wrong one
+    kinds_differ = any(bool(np.any(~np.isfinite(x) | ~np.isfinite(e) | ((e == 0) & (x == 0))))
+                       for x, e in _disagreeing(actuals, expecteds, masks))
     nonzero_inputs = [s for s in inputs if s != "-0"]
     shown = nonzero_inputs + (["-0"] if "-0" in inputs and kinds_differ else [])
     if shown:
