@@ -189,10 +189,11 @@ def test_nan_handling_is_nan_on_one_side_of_a_disagreement_with_no_infinity() ->
     first = (np.array([True, False, False]),)
     # torch gives 1 where NaN is expected: NaN handling, and the signature says so.
     assert nan_handling(nan_in, finite_out, nan_ref, first)
-    assert nan_mark(True) and not nan_mark(False)
+    assert nan_mark(nan_in, finite_out, nan_ref, first)
     # Two numbers disagreeing with a NaN elsewhere in the inputs: not NaN handling.
-    assert not nan_handling(nan_in, (np.array([9.0, 1.0, 3.0], np.float32),),
-                            (np.array([5.0, 1.0, 3.0]),), first)
+    numbers = ((np.array([9.0, 1.0, 3.0], np.float32),), (np.array([5.0, 1.0, 3.0]),))
+    assert not nan_handling(nan_in, *numbers, first)
+    assert not nan_mark(nan_in, *numbers, first)
     # NaN and an infinity in the inputs: with the infinities.
     both = case("torch.cumsum", np.array([np.nan, np.inf, 2.0], np.float32), libs=("torch",))
     assert not nan_handling(both, finite_out, nan_ref, first)

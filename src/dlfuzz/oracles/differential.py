@@ -35,7 +35,7 @@ from dlfuzz.oracles.discrepancy import fmt, tolerance_text
 from dlfuzz.oracles.localize import Request, Suspect, localize_many
 from dlfuzz.oracles.reference import REFERENCE_PREFERENCE, Reference, Verdict, disagreements
 from dlfuzz.oracles.semantics import documented_difference
-from dlfuzz.oracles.special import input_specials, nan_handling, nan_mark, special_phrase
+from dlfuzz.oracles.special import input_specials, nan_mark, special_phrase
 from dlfuzz.oracles.tolerances import LOW_PRECISION, as_comparable
 
 
@@ -145,15 +145,11 @@ class DifferentialOracle(Oracle):
         # input dtypes, whether NaN went in), never values, so the same bug on other
         # inputs dedups.
         return finding(self.name, verdict.symptom, case, o.backend, o.stage, msg,
-                       signature_message=f"inputs {dtypes}{_nan_mark(case, verdict)}",
+                       signature_message=f"inputs {dtypes}"
+                       f"{nan_mark(case, verdict.actual, verdict.expected, verdict.bad)}",
                        method=method,
                        reference_libraries=",".join(libraries),
                        ratio=float(min(verdict.ratio, 1e300)), **extra)
-
-
-def _nan_mark(case: ApiCase, verdict: Verdict) -> str:
-    return nan_mark(bool(verdict.bad) and nan_handling(case, verdict.actual, verdict.expected,
-                                                       verdict.bad))
 
 
 def _message(case: ApiCase, backend: str, verdict: Verdict, method: str,

@@ -59,7 +59,7 @@ from dlfuzz.oracles.canonical import canonical_outcomes
 from dlfuzz.oracles.differential import judgement
 from dlfuzz.oracles.discrepancy import fmt, tolerance_text
 from dlfuzz.oracles.reference import Reference, Verdict, disagreements
-from dlfuzz.oracles.special import input_specials, nan_handling, nan_mark
+from dlfuzz.oracles.special import input_specials, nan_mark
 from dlfuzz.oracles.tolerances import LOW_PRECISION, as_comparable, epsilon
 
 LOW = LOW_PRECISION
@@ -224,9 +224,8 @@ def _with_details(f: Finding, extra: tuple[tuple[str, object], ...]) -> Finding:
 
 def _signature(case: ApiCase, verdict: Verdict) -> str:
     low = sorted({t.dtype for t in case.tensors if t.dtype in LOW})
-    handled = bool(verdict.bad) and nan_handling(case, verdict.actual, verdict.expected,
-                                                 verdict.bad)
-    return f"{','.join(low)} vs float64 of the same library{nan_mark(handled)}"
+    mark = nan_mark(case, verdict.actual, verdict.expected, verdict.bad)
+    return f"{','.join(low)} vs float64 of the same library{mark}"
 
 
 def _message(backend: str, verdict: Verdict) -> str:

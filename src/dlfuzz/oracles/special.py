@@ -81,12 +81,13 @@ def _disagreeing(actuals: tuple[np.ndarray, ...], expecteds: tuple[np.ndarray, .
     return out
 
 
-def nan_mark(handled: bool) -> str:
+def nan_mark(case: ApiCase, actuals: tuple[np.ndarray, ...],
+             expecteds: tuple[np.ndarray, ...], masks: tuple[np.ndarray, ...]) -> str:
     """What a numeric finding's signature adds when NaN handling is what differs
-    (``nan_handling``): its own mechanism (``triage.root_cause.about_nan_handling``), so such
-    a finding must not dedup into one seen on infinite inputs of the same API and
+    (``nan_handling``): its own mechanism (``triage.root_cause.about_nan_handling``), so
+    such a finding must not dedup into one seen on infinite inputs of the same API and
     dtypes."""
-    return NAN_MARK if handled else ""
+    return NAN_MARK if nan_handling(case, actuals, expecteds, masks) else ""
 
 
 def same_finding(found: Finding, original: Finding) -> bool:
