@@ -21,6 +21,7 @@ import timeit
 import numpy as np
 
 from dlfuzz import registry
+from dlfuzz.campaign import processes_of
 from dlfuzz.cases import ApiCase, Call, Ref, Tensor
 from dlfuzz.executor.pool import Pool, WorkerConfig
 from dlfuzz.oracles.base import OracleContext
@@ -45,7 +46,8 @@ API_SETS = {
 
 
 def pipeline(backends: list[str], seconds: float, batch: int, warmup: float,
-             engine_name: str = "numpy-api", **engine_options: object) -> dict[str, float]:
+             engine_name: str = "numpy-api", replicas: int = 0,
+             **engine_options: object) -> dict[str, float]:
     """Cases/s of generation + execution + oracles for one engine on one backend set."""
     engine_cls = registry.load("engine", engine_name)
     classes = {b: registry.load("backend", b) for b in backends}
@@ -53,7 +55,8 @@ def pipeline(backends: list[str], seconds: float, batch: int, warmup: float,
     engine = engine_cls(seed=7, libraries=libraries, **engine_options)
     oracles = [o for o in (registry.load("oracle", n)() for n in registry.names("oracle"))
                if "api" in getattr(o, "case_kinds", ("api", "graph"))]
-    with Pool([WorkerConfig(b) for b in backends]) as pool:
+    # Worker processes per backend as a campaign has them (``--replicas``: 0 = default).
+    with Pool([WorkerConfig(b, replicas=processes_of(b, replicas)) for b in backends]) as pool:
         pool.start()
         library_of = {b: c.library for b, c in classes.items()}
         compiled = {b: c.compiled for b, c in classes.items()}
@@ -153,6 +156,9 @@ def main() -> None:
                         help="numpy-api: the shared numpy spec set; api: the per-library "
                              "specs of every library in the set (a real campaign's mix)")
     parser.add_argument("--only", help="comma-separated backend-set labels to run")
+    parser.add_argument("--replicas", type=int, default=0,
+                        help="worker processes of each backend that compiles every new "
+                             "signature, as `dlfuzz run --replicas` (0: the campaign default)")
     parser.add_argument("--no-overhead", action="store_true",
                         help="skip the harness-overhead table")
     args = parser.parse_args()
@@ -167,7 +173,8 @@ def main() -> None:
         for label, backends in (SETS if engine == "numpy-api" else API_SETS).items():
             if only and label not in only:
                 continue
-            r = pipeline(backends, args.seconds, args.batch, args.warmup, engine)
+            r = pipeline(backends, args.seconds, args.batch, args.warmup, engine,
+                         args.replicas)
             print(f"{label:60s} {r['cases']:8d} {r['pipeline_cps']:11.0f} "
                   f"{r['executor_cps']:11.0f} {r['suspicious']:10d} "
                   f"{r['reference_runs']:8d}", flush=True)

@@ -51,6 +51,10 @@ class CampaignSettings:
     preload: tuple[tuple[str, str], ...] = ()  # backend -> module imported in its worker
     reference: str = "auto"  # "auto": add numpy/jax workers when fewer than 2 eager libraries
     threads: int = 1  # library threads per worker
+    # Worker processes of each backend that compiles every new signature (jax, jax-jit,
+    # tf-xla, torch-compile): one of them bounds a campaign while the other workers wait.
+    # 0: 2 on a machine with 2 or more cores, else 1.
+    replicas: int = 0
     # Optional LLM (OpenAI-compatible chat completions) for spec extraction and counterpart
     # synthesis; empty endpoint: offline. $DLFUZZ_LLM_ENDPOINT / $DLFUZZ_LLM_MODEL fill in
     # empty values (dlfuzz.llm.client_from_settings). The key itself is read from the
@@ -262,6 +266,8 @@ RANGES: dict[str, tuple[float, bool, str]] = {
     "max_reduce_runs": (0, False, "must be 0 or more"),
     "memory_limit_mb": (0, True, "must be a positive number of MiB"),
     "threads": (1, False, "must be at least 1"),
+    "replicas": (0, False, "must be 0 (2 on a machine with 2 or more cores) or a number of "
+                           "processes, e.g. 1"),
 }
 
 REFERENCE_CHOICES = ("auto", "none")

@@ -54,6 +54,11 @@ class Backend:
     library: ClassVar[str] = ""  # backends of one library share the calls of a case
     compiled: ClassVar[bool] = False  # compile mode: caches compiled callables
     case_timeout_factor: ClassVar[float] = 1.0  # compiling backends get more time per case
+    # Pays a compilation for every new signature (shapes, dtypes, static arguments): JAX
+    # even op by op, XLA, Inductor. Such a backend bounds a campaign on its own, so it
+    # gets more than one worker process on a machine with cores to spare
+    # (``CampaignSettings.replicas``).
+    compiles_per_signature: ClassVar[bool] = False
     repro_import: ClassVar[str] = ""  # the import line(s) a reproducer starts with
     lowering: ClassVar[str] = ""  # name in dlfuzz.ir.lower.LOWERINGS; "" = runs no models
     case_kinds: ClassVar[tuple[str, ...]] = ("api",)  # ApiCase, and "graph" with a lowering

@@ -18,6 +18,7 @@ LIBRARY = get("jax")
 
 class JaxBackend(Backend):
     name = "jax"
+    compiles_per_signature = True  # each primitive, per new signature, even eagerly
     library = LIBRARY.name
     repro_import = LIBRARY.repro_header
     lowering = LIBRARY.lowering

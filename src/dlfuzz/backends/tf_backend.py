@@ -70,6 +70,7 @@ class TfBackend(Backend):
 class TfXlaBackend(TfBackend):
     name = "tf-xla"
     compiled = True
+    compiles_per_signature = True
     case_timeout_factor = 6.0
 
     def compile(self, call: Call, fn: Callable[..., Any], examples: list[Any],

@@ -76,6 +76,7 @@ class TorchBackend(Backend):
 class TorchCompileBackend(TorchBackend):
     name = "torch-compile"
     compiled = True
+    compiles_per_signature = True
     case_kinds = ("api", "graph")  # programs run eagerly only (the torch backend)
     case_timeout_factor = 12.0
 

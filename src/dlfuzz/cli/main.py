@@ -42,6 +42,7 @@ _RUN_DEFAULTS = {
     "batch_size": "batch_size", "batch_seconds": "batch_seconds", "timeout": "case_timeout_s",
     "memory_limit_mb": "memory_limit_mb", "restart_every": "restart_every",
     "confirm_runs": "confirm_runs", "max_cases": "max_cases", "threads": "threads",
+    "replicas": "replicas",
 }
 
 

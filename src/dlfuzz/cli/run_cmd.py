@@ -80,6 +80,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--preload", action="append", metavar="BACKEND=MODULE",
                    help="import MODULE in the backend's worker after its library")
     p.add_argument("--threads", type=int, help="library threads per worker (default 1)")
+    p.add_argument("--replicas", type=int,
+                   help="worker processes of each backend that compiles every new signature "
+                        "(jax, jax-jit, tf-xla, torch-compile); 0: 2 on a machine with 2 or "
+                        "more cores")
     p.add_argument("--tfjs-version", metavar="V",
                    help="TF.js release for the tfjs-* backends (see `dlfuzz tfjs install`)")
     p.add_argument("--config", type=Path,
@@ -99,6 +103,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         "memory_limit_mb": args.memory_limit_mb, "restart_every": args.restart_every,
         "confirm_runs": args.confirm_runs, "max_cases": args.max_cases,
         "apis": parse_list(args.apis, "--apis"), "threads": args.threads,
+        "replicas": args.replicas,
         "budget_s": parse_duration(args.budget) if args.budget else None,
         "case_timeout_s": parse_duration(args.timeout, "--timeout") if args.timeout else None,
         "pythons": parse_pairs(args.python, "--python") or None,

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
-from dataclasses import replace
+from dataclasses import fields, replace
+from functools import partial
 from typing import Any
 
 from dlfuzz.cases import Outcome
@@ -27,24 +28,32 @@ from dlfuzz.executor.host import (
     Worker,
     WorkerConfig,
     WorkerStats,
+    signature_key,
 )
 from dlfuzz.executor.protocol import encode_cases
+from dlfuzz.executor.replicas import Shares, share_out
 
 __all__ = ["BackendUnavailable", "Cancelled", "Pool", "StopSignal", "Worker", "WorkerConfig",
            "WorkerStats"]
 
 
 class Pool:
-    """One worker per backend; a case runs on all its backends in parallel."""
+    """One worker per backend (or ``replicas`` of them); a case runs on all its backends
+    in parallel."""
 
     def __init__(self, configs: Sequence[WorkerConfig]) -> None:
         self.configs = {c.backend: c for c in configs}
         self.workers: dict[str, Worker] = {}
+        # Further processes of a backend with ``replicas`` > 1, and which of its processes
+        # each signature went to (index 0 is ``workers[name]``).
+        self.replicas: dict[str, list[Worker]] = {}
+        self._homes: dict[str, dict[Any, int]] = {}
         self.unavailable: dict[str, str] = {}
         # Set by the campaign (Ctrl-C, SIGTERM, budget deadline): every wait for a worker
         # then ends within ``cancel.POLL_S`` with ``Cancelled``.
         self.stop = StopSignal()
-        self._executor = ThreadPoolExecutor(max_workers=max(1, len(configs)))
+        self._executor = ThreadPoolExecutor(
+            max_workers=max(1, sum(max(1, c.replicas) for c in configs)))
         # Spare fresh workers (``fresh_worker``): started in the background, one per
         # backend that triage has asked a fresh worker of, each watching its own stop
         # signal until it is handed out (a stopping campaign must not cancel a spare
@@ -74,26 +83,44 @@ class Pool:
                 worker.close()
                 raise
 
+        # A backend's further processes start beside its first (each with its own scratch
+        # folder); one that cannot start is left out, the backend runs on fewer.
+        jobs = [(name, i, cfg if i == 0 else replace(
+                    cfg, scratch=f"{cfg.scratch}.{i}" if cfg.scratch else ""))
+                for name, cfg in self.configs.items() for i in range(max(1, cfg.replicas))]
         versions: dict[str, str] = {}
+        extras: dict[str, list[Worker]] = {}
         error: BaseException | None = None
-        futures = {self._executor.submit(start_one, cfg): name
-                   for name, cfg in self.configs.items()}
-        for done, future in enumerate(as_completed(futures), 1):
-            name = futures[future]  # collect all: a started worker must not be lost
+        futures = {self._executor.submit(start_one, cfg): (name, i) for name, i, cfg in jobs}
+        total = len(self.configs)
+        done = 0
+        for future in as_completed(futures):
+            name, i = futures[future]  # collect all: a started worker must not be lost
             try:
                 worker, version, reason = future.result()
             except BaseException as exc:  # noqa: BLE001 - re-raised below
                 error = error or exc
                 continue
+            if i > 0:
+                if version is not None:
+                    extras.setdefault(name, []).append(worker)
+                continue
+            done += 1
             if version is None:
                 self.unavailable[name] = reason
             else:
                 self.workers[name] = worker
                 versions[name] = version
             if on_ready is not None and error is None:
-                on_ready(name, done, len(futures), version, reason)
+                on_ready(name, done, total, version, reason)
         # Report in the configured order, whatever order the workers became ready in.
         self.workers = {n: self.workers[n] for n in self.configs if n in self.workers}
+        for name, workers in extras.items():
+            if name in self.workers:
+                self.replicas[name] = workers
+            else:
+                for worker in workers:
+                    worker.close()
         versions = {n: versions[n] for n in self.configs if n in versions}
         if error is not None:
             raise error
@@ -116,11 +143,7 @@ class Pool:
         encoded = encode_cases(cases, lambda c: any(c.call_for(lib) is not None
                                                     for lib in libraries))
 
-        def run_backend(name: str) -> str:
-            worker = self.workers[name]
-            index = [i for i, c in enumerate(cases) if c.call_for(worker.library) is not None]
-            if not index:
-                return ""
+        def run_part(name: str, worker: Worker, index: list[int]) -> str:
             try:
                 outcomes = worker.run([cases[i] for i in index], progress,
                                       encoded=[encoded[i] for i in index])
@@ -131,20 +154,66 @@ class Pool:
                     results[i][name] = outcome  # that does not run the case
             return ""
 
-        futures = [self._executor.submit(run_backend, n) for n in names]
+        def run_shares(name: str, process: int, shares: Shares) -> str:
+            worker = self._process(name, process)
+            while (chunk := shares.take(process)) is not None:
+                reason = run_part(name, worker, chunk)
+                if reason:
+                    shares.lose(chunk, process)
+                    return reason
+            return ""
+
+        tasks: list[tuple[str, int]] = []
+        futures: list[Future[str]] = []
+        shared: dict[str, Shares] = {}
+        for name in names:
+            library = self.workers[name].library
+            index = [i for i, c in enumerate(cases) if c.call_for(library) is not None]
+            if not index:
+                continue
+            extras = self.replicas.get(name, [])
+            if not extras:
+                tasks.append((name, 0))
+                futures.append(self._executor.submit(run_part, name, self.workers[name], index))
+                continue
+            shares = shared[name] = share_out(
+                cases, index, 1 + len(extras), self._homes.setdefault(name, {}),
+                partial(signature_key, library=library))
+            for process in range(1 + len(extras)):
+                tasks.append((name, process))
+                futures.append(self._executor.submit(run_shares, name, process, shares))
         error: BaseException | None = None
-        for name, future in zip(names, futures, strict=True):
+        gone: list[tuple[str, int]] = []  # further processes that could not go on
+        for (name, process), future in zip(tasks, futures, strict=True):
             try:  # wait for every backend before raising: none may be left mid-batch
                 reason = future.result()
             except BaseException as exc:  # noqa: BLE001 - re-raised below
                 error = error or exc
                 continue
-            if reason:
+            if reason and process == 0:
                 self.unavailable[name] = reason
                 self.workers.pop(name).close()
+                for extra in self.replicas.pop(name, []):
+                    extra.close()
+            elif reason:
+                gone.append((name, process))
+        for name, process in sorted(gone, key=lambda g: -g[1]):  # highest first
+            if name in self.replicas:
+                self.replicas[name].pop(process - 1).close()
+                self._homes.pop(name, None)
         if error is not None:
             raise error
+        for name, shares in shared.items():  # what a lost process left: on the first one
+            left = shares.left_over()
+            if left and name in self.workers:
+                reason = run_part(name, self.workers[name], left)
+                if reason:
+                    self.unavailable[name] = reason
+                    self.workers.pop(name).close()
         return results
+
+    def _process(self, name: str, replica: int) -> Worker:
+        return self.workers[name] if replica == 0 else self.replicas[name][replica - 1]
 
     def isolate(self, case: Any, backends: Sequence[str]) -> dict[str, Outcome]:
         """Run one case alone, each backend in a brand-new worker (confirmation of crashes)."""
@@ -217,19 +286,32 @@ class Pool:
         return Worker(self.configs[backend]).case_timeout
 
     def stats(self) -> dict[str, WorkerStats]:
-        return {name: w.stats for name, w in self.workers.items()}
+        """Per backend, its processes' counters summed (version and memory: the first's)."""
+        out = {}
+        for name, worker in self.workers.items():
+            st = worker.stats
+            extras = [w.stats for w in self.replicas.get(name, ())]
+            if extras:
+                st = replace(st, **{f.name: sum(getattr(s, f.name) for s in (st, *extras))
+                                    for f in fields(WorkerStats)
+                                    if f.name in ("cases", "restarts", "crashes", "timeouts",
+                                                  "idle_deaths", "busy_s")})
+            out[name] = st
+        return out
 
     def kill(self) -> None:
         """SIGKILL every worker now, without waiting (safe from a signal handler)."""
         self.stop.set("killed")
         self._spare_stop.set("killed")
-        for worker in [*self.workers.values(), *(w for w, _ in self._spares.values())]:
+        for worker in [*self.workers.values(), *(w for ws in self.replicas.values() for w in ws),
+                       *(w for w, _ in self._spares.values())]:
             worker.kill()
 
     def close(self) -> None:
-        for worker in self.workers.values():
+        for worker in [*self.workers.values(), *(w for ws in self.replicas.values() for w in ws)]:
             worker.close()
         self.workers.clear()
+        self.replicas.clear()
         self._spare_stop.set("closed")  # a spare still starting gives up within POLL_S
         self._spare_executor.shutdown(wait=True)
         for worker, _ in self._spares.values():

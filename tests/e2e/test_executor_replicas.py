@@ -1,0 +1,97 @@
+"""A backend on several worker processes (``WorkerConfig.replicas``), with real workers.
+
+What must hold: every case gets its outcome exactly as with one process, all cases of a
+signature run in the process that compiled it (in this batch and the next), the work
+spreads over the processes, and a fault in one process stays that case's outcome.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from executor_support import case, config
+
+from dlfuzz.campaign import processes_of
+from dlfuzz.cases import ApiCase
+from dlfuzz.executor.pool import Pool
+
+
+def pid_cases(signatures: int, per_signature: int) -> list[ApiCase]:
+    """``planted_faults.pid`` over ``signatures`` input shapes, grouped as the engine
+    groups them: the answer is the process that ran the case."""
+    return [case("pid", np.zeros((s + 1,), dtype=np.float32))
+            for s in range(signatures) for _ in range(per_signature)]
+
+
+def pids(results: list[dict]) -> list[int]:
+    out = []
+    for r in results:
+        assert r["numpy"].status == "ok", r["numpy"]
+        out.append(int(r["numpy"].outputs[0].to_numpy()[0]))
+    return out
+
+
+def test_signatures_stay_in_one_process_and_both_processes_work() -> None:
+    cases = pid_cases(signatures=12, per_signature=4)
+    with Pool([config(replicas=2)]) as pool:
+        pool.start()
+        assert len(pool.replicas["numpy"]) == 1
+        first = pids(pool.run(cases))
+        again = pids(pool.run(cases))
+        assert pool.stats()["numpy"].cases == 2 * len(cases)
+    by_signature = [set(first[i:i + 4]) for i in range(0, len(first), 4)]
+    assert all(len(s) == 1 for s in by_signature), by_signature
+    assert len(set(first)) == 2, "the second process never ran a case"
+    # The next batch's cases of a signature go where it was compiled; only the chunks a
+    # process that ran out of work takes from the other's queue at the end move.
+    again_by = [set(again[i:i + 4]) for i in range(0, len(again), 4)]
+    assert all(len(s) == 1 for s in again_by), again_by
+    assert sum(a == b for a, b in zip(again_by, by_signature, strict=True)) >= 8
+
+
+def test_outcomes_are_those_of_one_process() -> None:
+    rng = np.random.default_rng(0)
+    cases = [case("identity", rng.standard_normal((k % 5 + 1, 3)).astype(np.float32))
+             for k in range(40)]
+    with Pool([config()]) as one, Pool([config(replicas=2)]) as two:
+        one.start()
+        two.start()
+        a, b = one.run(cases), two.run(cases)
+    for x, y in zip(a, b, strict=True):
+        assert x["numpy"].status == y["numpy"].status == "ok"
+        np.testing.assert_array_equal(x["numpy"].outputs[0].to_numpy(),
+                                      y["numpy"].outputs[0].to_numpy())
+
+
+def test_a_crash_in_one_process_is_that_case_s_outcome_and_both_go_on() -> None:
+    cases = [*pid_cases(signatures=6, per_signature=2),
+             case("segfault", np.zeros((9, 9), dtype=np.float32)),
+             *pid_cases(signatures=6, per_signature=2)]
+    with Pool([config(replicas=2)]) as pool:
+        pool.start()
+        results = pool.run(cases)
+        assert results[12]["numpy"].status == "crash"
+        assert "SIGSEGV" in results[12]["numpy"].message
+        others = pids(results[:12] + results[13:])
+        assert len(pool.replicas["numpy"]) == 1  # restarted, not dropped
+        after = pids(pool.run(pid_cases(signatures=6, per_signature=2)))
+    assert len(set(others)) == 2 and len(set(after)) == 2
+
+
+def test_a_slow_signature_does_not_hold_the_other_process_idle() -> None:
+    """The queue of the process stuck in a slow case is taken over by the other one."""
+    slow = case("sleep_seconds", np.full((1,), 1.5, dtype=np.float32))
+    cases = [slow, *pid_cases(signatures=10, per_signature=2)]
+    with Pool([config(replicas=2)]) as pool:
+        pool.start()
+        results = pool.run(cases)
+    assert results[0]["numpy"].status == "ok"
+    ran = pids(results[1:])
+    # whichever process took the slow case, the other ran every pid case queued behind it
+    assert len(set(ran)) == 1, ran
+
+
+def test_only_backends_that_compile_every_signature_get_more_processes() -> None:
+    assert processes_of("numpy", 0) == 1 and processes_of("torch", 0) == 1
+    assert processes_of("tf", 0) == 1
+    assert processes_of("jax", 0) == 2 and processes_of("tf-xla", 0) == 2
+    assert processes_of("jax", 1) == 1 and processes_of("torch-compile", 3) == 3
