@@ -41,7 +41,7 @@ DIGESTS = {
         "dims_names": "cf40ef6c327049e7",
         "index_names": "cc8f8921158b9aca",
         "skip": "8d1ac20ff4dfb57e",
-        "apis": "d62f92fa407a9819",  # 2026-11-27: embedding_bag takes offsets
+        "apis": "2c151979c5704ae8",  # 2026-11-27: softmax, log_softmax, softmin need dim
     },
     "tf": {
         "exclude": "82ba5e74634735ac",
