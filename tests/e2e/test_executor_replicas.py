@@ -95,3 +95,41 @@ def test_only_backends_that_compile_every_signature_get_more_processes() -> None
     assert processes_of("tf", 0) == 1
     assert processes_of("jax", 0) == 2 and processes_of("tf-xla", 0) == 2
     assert processes_of("jax", 1) == 1 and processes_of("torch-compile", 3) == 3
+
+
+def test_after_a_first_death_a_reserve_process_takes_over_the_next() -> None:
+    """``reserve``: the first restart starts a spare process in the background; the next
+    death hands over to it (its pid, already running before that death) and starts
+    another. Outcomes stay exactly those of a worker without a reserve."""
+    import time
+
+    from dlfuzz.executor.pool import Worker
+
+    ok = case("pid", np.zeros((2,), dtype=np.float32))
+    crash = case("segfault", np.zeros((2,), dtype=np.float32))
+    worker = Worker(config(reserve=True))
+    try:
+        worker.start()
+        first = pids(worker_results(worker, [ok]))[0]
+        out = worker.run([crash, ok])
+        assert out[0].status == "crash"
+        second = int(out[1].outputs[0].to_numpy()[0])
+        assert second != first and worker.stats.restarts == 1
+        assert worker._reserve is not None
+        spare = worker._reserve[0]
+        deadline = time.monotonic() + 60
+        while spare._proc is None or spare.stats.version == "":
+            assert time.monotonic() < deadline, "the reserve never became ready"
+            time.sleep(0.05)
+        reserve_pid = spare._proc.pid
+        out = worker.run([crash, ok])
+        assert out[0].status == "crash"
+        assert int(out[1].outputs[0].to_numpy()[0]) == reserve_pid
+        assert worker.stats.restarts == 2 and worker._reserve is not None
+    finally:
+        worker.close()
+    assert worker._reserve is None
+
+
+def worker_results(worker, cases: list[ApiCase]) -> list[dict]:
+    return [{"numpy": o} for o in worker.run(cases)]
