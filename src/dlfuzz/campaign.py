@@ -149,7 +149,7 @@ class Campaign:
                          restart_every=settings.restart_every,
                          preload=tuple(preload.get(name, ())),
                          scratch=str(store.root / "scratch" / name), threads=settings.threads,
-                         replicas=processes_of(name, settings.replicas), reserve=True)
+                         replicas=processes_of(name, settings.replicas))
             for name in self.backend_names]
         self.backends: dict[str, Backend] = {
             c.backend: load_backend_class(c.target)() for c in self.configs}

@@ -10,11 +10,10 @@ import os
 import shutil
 import sys
 import tempfile
-import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -93,11 +92,6 @@ class WorkerConfig:
     # idle core to work. Cases of one signature always go to the same process, whose
     # compile cache they reuse.
     replicas: int = 1
-    # After its first restart, keep one more process started (library imported, nothing
-    # run) to take over at the next death: a crash or hang in a campaign then costs no
-    # library import on the critical path (JAX 3-5 s, TF 5-8 s on 2 busy cores). A
-    # process that has run nothing is as fresh as one started at that moment.
-    reserve: bool = False
 
     @property
     def target(self) -> str:
@@ -162,10 +156,6 @@ class Worker:
         self._ever_started = False
         self._since_start = 0
         self._own_scratch = ""
-        # The reserve process (``WorkerConfig.reserve``): a Worker of the same
-        # configuration starting in a background thread, with its own stop signal.
-        self._reserve: tuple[Worker, StopSignal, threading.Thread, list[BaseException]] \
-            | None = None
 
     # ---- what the host knows about the backend --------------------------------------
     @property
@@ -291,12 +281,10 @@ class Worker:
         proc = self._proc
         if proc is not None:
             proc.kill_group()
-        self._drop_reserve(kill_only=True)
 
     def close(self) -> None:
         """``stop`` for good: also removes the scratch directory this Worker created."""
         self.stop()
-        self._drop_reserve()
         if self._own_scratch:
             shutil.rmtree(self._own_scratch, ignore_errors=True)
             self._own_scratch = ""
@@ -307,67 +295,7 @@ class Worker:
     def _restart(self) -> None:
         self.stop()
         self.stats.restarts += 1
-        if not self._adopt_reserve():
-            self.start()
-        if self.config.reserve:
-            self._start_reserve()
-
-    def _start_reserve(self) -> None:
-        """Start the next reserve process in the background (one at a time)."""
-        if self._reserve is not None:
-            return
-        stop = StopSignal()
-        spare = Worker(replace(self.config, reserve=False, scratch=self._scratch_dir()), stop)
-        errors: list[BaseException] = []
-
-        def start() -> None:
-            try:
-                spare.start()
-            except BaseException as exc:  # noqa: BLE001 - seen by _adopt_reserve
-                errors.append(exc)
-
-        thread = threading.Thread(target=start, name=f"dlfuzz-reserve-{self.config.backend}",
-                                  daemon=True)
-        thread.start()
-        self._reserve = (spare, stop, thread, errors)
-
-    def _adopt_reserve(self) -> bool:
-        """Make the reserve process this worker's (waiting for it to be ready if it is
-        still starting); False if there is none or it failed to start."""
-        if self._reserve is None:
-            return False
-        spare, stop, thread, errors = self._reserve
-        self._reserve = None
-        while thread.is_alive():
-            thread.join(0.05)
-            if self.stop_signal is not None and self.stop_signal.is_set():
-                stop.set("stopped")
-                thread.join()
-                spare.close()
-                self.stop_signal.check()
-        if errors or spare._proc is None or not spare.alive():
-            spare.close()
-            return False
-        self._proc, spare._proc = spare._proc, None
-        self._log = spare._log
-        self.info = spare.info
-        self.stats.version = spare.stats.version
-        self.stats.start_s = spare.stats.start_s
-        self._ever_started = True
-        self._since_start = 0
-        return True
-
-    def _drop_reserve(self, kill_only: bool = False) -> None:
-        if self._reserve is None:
-            return
-        spare, stop, thread, _ = self._reserve
-        if kill_only:
-            spare.kill()
-            return
-        self._reserve = None
-        stop.set("closed")
-        thread.join()
-        spare.close()
+        self.start()
 
     def _ensure_ready(self) -> None:
         """A live worker with room for more cases, (re)starting one where needed."""

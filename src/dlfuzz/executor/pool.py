@@ -245,7 +245,7 @@ class Pool:
 
     def _fresh_config(self, backend: str, timeout_factor: float) -> WorkerConfig:
         config = self.configs[backend]
-        return replace(config, restart_every=0, reserve=False,
+        return replace(config, restart_every=0,
                        case_timeout_s=config.case_timeout_s * timeout_factor)
 
     @staticmethod
