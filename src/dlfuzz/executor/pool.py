@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
-from dataclasses import fields, replace
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -35,6 +35,10 @@ from dlfuzz.executor.replicas import Shares, share_out
 
 __all__ = ["BackendUnavailable", "Cancelled", "Pool", "StopSignal", "Worker", "WorkerConfig",
            "WorkerStats"]
+
+
+# The counters of ``WorkerStats`` that add up over a backend's processes.
+_SUMMED_STATS = ("cases", "restarts", "crashes", "timeouts", "idle_deaths", "busy_s")
 
 
 class Pool:
@@ -292,10 +296,8 @@ class Pool:
             st = worker.stats
             extras = [w.stats for w in self.replicas.get(name, ())]
             if extras:
-                st = replace(st, **{f.name: sum(getattr(s, f.name) for s in (st, *extras))
-                                    for f in fields(WorkerStats)
-                                    if f.name in ("cases", "restarts", "crashes", "timeouts",
-                                                  "idle_deaths", "busy_s")})
+                st = replace(st, **{k: sum(getattr(s, k) for s in (st, *extras))
+                                    for k in _SUMMED_STATS})
             out[name] = st
         return out
 
