@@ -1,8 +1,9 @@
 """A backend on several worker processes (``WorkerConfig.replicas``), with real workers.
 
 What must hold: every case gets its outcome exactly as with one process, all cases of a
-signature run in the process that compiled it (in this batch and the next), the work
-spreads over the processes, and a fault in one process stays that case's outcome.
+signature in a batch run in one process, the work spreads over the processes, a process
+out of work takes over another's queue, and a fault in one process stays that case's
+outcome.
 """
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ from dlfuzz.cases import ApiCase
 from dlfuzz.executor.pool import Pool
 
 
-def pid_cases(signatures: int, per_signature: int) -> list[ApiCase]:
-    """``planted_faults.pid`` over ``signatures`` input shapes, grouped as the engine
-    groups them: the answer is the process that ran the case."""
-    return [case("pid", np.zeros((s + 1,), dtype=np.float32))
+def pid_cases(signatures: int, per_signature: int, first: int = 1) -> list[ApiCase]:
+    """``planted_faults.pid`` over ``signatures`` input shapes (lengths from ``first``),
+    grouped as the engine groups them: the answer is the process that ran the case."""
+    return [case("pid", np.zeros((s + first,), dtype=np.float32))
             for s in range(signatures) for _ in range(per_signature)]
 
 
@@ -41,11 +42,11 @@ def test_signatures_stay_in_one_process_and_both_processes_work() -> None:
     by_signature = [set(first[i:i + 4]) for i in range(0, len(first), 4)]
     assert all(len(s) == 1 for s in by_signature), by_signature
     assert len(set(first)) == 2, "the second process never ran a case"
-    # The next batch's cases of a signature go where it was compiled; only the chunks a
-    # process that ran out of work takes from the other's queue at the end move.
+    # In the next batch too a signature's cases run together. Which process runs them
+    # (where it was compiled, unless the other process runs out of work and takes the
+    # chunk) depends on timing here; tests/unit/test_replicas_shares.py checks the queues.
     again_by = [set(again[i:i + 4]) for i in range(0, len(again), 4)]
     assert all(len(s) == 1 for s in again_by), again_by
-    assert sum(a == b for a, b in zip(again_by, by_signature, strict=True)) >= 8
 
 
 def test_outcomes_are_those_of_one_process() -> None:
@@ -73,15 +74,16 @@ def test_a_crash_in_one_process_is_that_case_s_outcome_and_both_go_on() -> None:
         assert "SIGSEGV" in results[12]["numpy"].message
         others = pids(results[:12] + results[13:])
         assert len(pool.replicas["numpy"]) == 1  # restarted, not dropped
-        after = pids(pool.run(pid_cases(signatures=6, per_signature=2)))
-    assert len(set(others)) == 2 and len(set(after)) == 2
+        after = pids(pool.run(pid_cases(signatures=6, per_signature=2, first=50)))
+    # both processes ran cases (the one that crashed, before and after its restart)
+    assert len(set(others)) >= 2 and len(set(after)) == 2
 
 
 def test_a_slow_signature_does_not_hold_the_other_process_idle() -> None:
     """The queue of the process stuck in a slow case is taken over by the other one."""
-    slow = case("sleep_seconds", np.full((1,), 1.5, dtype=np.float32))
+    slow = case("sleep_seconds", np.full((1,), 2.5, dtype=np.float32))
     cases = [slow, *pid_cases(signatures=10, per_signature=2)]
-    with Pool([config(replicas=2)]) as pool:
+    with Pool([config(replicas=2, case_timeout_s=10.0)]) as pool:
         pool.start()
         results = pool.run(cases)
     assert results[0]["numpy"].status == "ok"
