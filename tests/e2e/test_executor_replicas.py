@@ -17,9 +17,10 @@ from dlfuzz.executor.pool import Pool
 
 
 def pid_cases(signatures: int, per_signature: int, first: int = 1) -> list[ApiCase]:
-    """``planted_faults.pid`` over ``signatures`` input shapes (lengths from ``first``),
-    grouped as the engine groups them: the answer is the process that ran the case."""
-    return [case("pid", np.zeros((s + first,), dtype=np.float32))
+    """``planted_faults.pid_after_sleep`` over ``signatures`` input shapes (lengths from
+    ``first``), grouped as the engine groups them: the answer is the process that ran the
+    case. Each takes 20 ms, so a batch outlasts a thread's start on a loaded machine."""
+    return [case("pid_after_sleep", np.full((s + first,), 0.02, dtype=np.float32))
             for s in range(signatures) for _ in range(per_signature)]
 
 

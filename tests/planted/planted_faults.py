@@ -152,6 +152,14 @@ def pid(x: np.ndarray) -> np.ndarray:
     return np.array([os.getpid()], dtype=np.int64)
 
 
+def pid_after_sleep(x: np.ndarray) -> np.ndarray:
+    """Sleeps ``x[0]`` seconds (if any), then returns the worker's process id: a case
+    that keeps its process busy a known time and says which process ran it."""
+    if x.size:
+        time.sleep(float(x.reshape(-1)[0]))
+    return np.array([os.getpid()], dtype=np.int64)
+
+
 def sleep_seconds(x: np.ndarray) -> np.ndarray:
     """Sleeps ``x[0]`` seconds, then returns ``x``: a slow but finite call."""
     time.sleep(float(x.reshape(-1)[0]))
