@@ -118,6 +118,26 @@ def resolve_backends(settings: CampaignSettings) -> list[str]:
     return chosen
 
 
+def on_demand_references(settings: CampaignSettings, resolved: Sequence[str]) -> frozenset[str]:
+    """The reference backends ``resolve_backends`` added that run only when the judge asks
+    (float64 reference runs of a suspicious case), not on every case.
+
+    So it is for model campaigns whose own backends are two or more: every backend runs
+    the same graph, the differential compares the selected ones, and a reference only
+    settles who is wrong. JAX eager compiles every op of a new graph; running it on every
+    case took a torch-vs-ORT model pipeline from 101 to 5.5 cases/s. An API campaign's
+    added references stay on every case: there they are the counterparts compared."""
+    kind = engine_class(settings.engine).case_kind
+    selected = set(settings.backends)
+    if kind != "graph":
+        return frozenset()
+    runs_kind = [n for n in selected
+                 if kind in load_backend_class(registry.import_string("backend", n)).case_kinds]
+    if len(runs_kind) < 2:
+        return frozenset()
+    return frozenset(n for n in resolved if n not in selected)
+
+
 def processes_of(backend: str, replicas: int) -> int:
     """Worker processes for ``backend``: ``replicas`` (0: 2 where the machine has 2 or
     more cores) if it compiles every new signature, else 1. On the 2-core machine a
@@ -138,6 +158,9 @@ class Campaign:
         self.settings = settings
         self.on_progress = on_progress or (lambda p: None)
         self.backend_names = resolve_backends(settings)
+        # Backends every case runs on; the others are references the judge calls on.
+        on_demand = on_demand_references(settings, self.backend_names)
+        self.hot = [n for n in self.backend_names if n not in on_demand]
         pythons = dict(settings.pythons)
         preload: dict[str, list[str]] = {}
         for backend, module in settings.preload:
@@ -241,7 +264,8 @@ class Campaign:
         # and checks its standalone reproducer (triage/confirm.py).
         fresh = FreshRerun(self.pool, self.judge_cases)
         self.triage = Triage(
-            self.store, self.check, judge, self.backends, versions, self.compiled,
+            self.store, self.check, judge,
+            {n: b for n, b in self.backends.items() if n in self.hot}, versions, self.compiled,
             TriageSettings(self.settings.confirm_runs, self.settings.reduce,
                            self.settings.max_reduce_runs),
             rebuild=self.engine.rebuild, rerun=fresh, reproduce=fresh.reproduce)
@@ -322,7 +346,7 @@ class Campaign:
         t0 = time.time()
         self.engine.reseed(idx)
         cases = self.engine.propose(self._batch_size())
-        results = self.pool.run(cases)
+        results = self.pool.run(cases, only=self.hot)
         items = list(zip(cases, results, strict=True))
         found = self.judge_cases(items)
         per_case = (time.time() - t0) / max(len(cases), 1)  # triage aside: it is per finding

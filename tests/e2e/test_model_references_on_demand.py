@@ -1,0 +1,44 @@
+"""A model campaign on two backends runs its added reference library only on demand.
+
+``dlfuzz run --engine model --backends torch,ort`` adds jax as the float64 reference
+(``resolve_backends``). Every backend runs the same graph, so jax is needed only to
+settle who is wrong when torch and ORT disagree; running it on every case (JAX eager
+compiles every op of a new graph) cut the pipeline from about 100 to about 5 cases/s.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from executor_support import dlfuzz_cli
+
+from dlfuzz.campaign import on_demand_references, resolve_backends
+from dlfuzz.settings import CampaignSettings
+
+
+def test_which_added_references_run_on_demand() -> None:
+    model = CampaignSettings(engine="model", backends=("torch", "ort"))
+    assert resolve_backends(model) == ["torch", "ort", "jax"]
+    assert on_demand_references(model, resolve_backends(model)) == {"jax"}
+    # one selected backend: the reference is the only thing to compare with
+    alone = CampaignSettings(engine="model", backends=("ort",))
+    assert on_demand_references(alone, resolve_backends(alone)) == frozenset()
+    # an API campaign's added libraries are its counterparts: on every case
+    api = CampaignSettings(engine="api", backends=("torch",))
+    assert len(resolve_backends(api)) > 1
+    assert on_demand_references(api, resolve_backends(api)) == frozenset()
+
+
+def test_a_torch_vs_ort_model_campaign_runs_jax_only_for_the_judge(tmp_path) -> None:
+    out = tmp_path / "c"
+    proc = dlfuzz_cli("run", "--engine", "model", "--method", "lemon", "--backends",
+                      "torch,ort", "--budget", "40s", "--seed", "1", "--out", str(out),
+                      "--quiet", timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    with sqlite3.connect(out / "campaign.db") as db:
+        cases = dict(db.execute("select name, cases from backends").fetchall())
+        batches = db.execute("select count(*), sum(cases) from batches").fetchone()
+    assert set(cases) == {"torch", "ort", "jax"}
+    assert batches[0] > 0 and cases["ort"] >= batches[1] > 0
+    # jax ran reference variants and confirmations at most, never every case
+    assert cases["jax"] < cases["ort"] / 3, cases
