@@ -122,7 +122,7 @@ def on_demand_references(settings: CampaignSettings, resolved: Sequence[str]) ->
     """The reference backends ``resolve_backends`` added that run only when the judge asks
     (float64 reference runs of a suspicious case), not on every case.
 
-    So it is for model campaigns whose own backends are two or more: every backend runs
+    That is so for model campaigns whose own backends are two or more: every backend runs
     the same graph, the differential compares the selected ones, and a reference only
     settles who is wrong. JAX eager compiles every op of a new graph; running it on every
     case took a torch-vs-ORT model pipeline from 101 to 5.5 cases/s. An API campaign's
@@ -141,8 +141,8 @@ def on_demand_references(settings: CampaignSettings, resolved: Sequence[str]) ->
 def processes_of(backend: str, replicas: int) -> int:
     """Worker processes for ``backend``: ``replicas`` (0: 2 where the machine has 2 or
     more cores) if it compiles every new signature, else 1. On the 2-core machine a
-    second JAX process took an API campaign on numpy, torch, jax, tf from 41 to 58-61
-    cases/s on one fixed stream of cases (docs/performance.md)."""
+    second JAX process took the executor from 41 to 58-61 cases/s on one fixed stream of
+    api cases on numpy, torch, jax, tf (docs/performance.md)."""
     cls = load_backend_class(registry.import_string("backend", backend))
     if not cls.compiles_per_signature:
         return 1

@@ -60,6 +60,7 @@ def _toml(tmp_path: Path, body: str) -> Path:
     ("case_timeout_s = 0", "--timeout 0.0 (config key campaign.case_timeout_s in"),
     ("memory_limit_mb = 0", "--memory-limit-mb 0 (config key campaign.memory_limit_mb in"),
     ("threads = 0", "--threads 0 (config key campaign.threads in"),
+    ("replicas = -1", "--replicas -1 (config key campaign.replicas in"),
     ("batch_size = true", "campaign.batch_size = True should be a int"),
     ("seed = 1.5", "campaign.seed = 1.5 should be a int"),
     ("reference = 'sometimes'", "(config key campaign.reference in"),
@@ -83,6 +84,7 @@ def test_config_values_out_of_range_are_refused(capsys, tmp_path, body, needle):
     (["--memory-limit-mb", "-1"], "--memory-limit-mb -1 (config key "
                                   "campaign.memory_limit_mb)"),
     (["--threads", "0"], "--threads 0 (config key campaign.threads)"),
+    (["--replicas", "-2"], "--replicas -2 (config key campaign.replicas): must be 0"),
     (["--budget", "-10"], "--budget '-10'"),
     (["--budget", "0s"], "--budget '0s': must be positive"),
 ])
