@@ -1,7 +1,8 @@
 """Host side of the executor: long-lived workers, timeouts, crash recovery.
 
 Each backend has one worker process (a fresh interpreter, never a fork: JAX, TF and CUDA
-break under fork). Cases go in batches; the worker writes each result into the pipe as
+break under fork), or ``WorkerConfig.replicas`` of them sharing its cases by signature
+(``replicas``). Cases go in batches; the worker writes each result into the pipe as
 soon as the case ends, so when a worker dies or hangs the host knows exactly which case
 it was running: that case gets ``crash``/``timeout``/``oom``, a new worker starts, and
 the rest of the batch goes on. The host does not wake for every result: it drains the
