@@ -1,7 +1,8 @@
 """Throughput of the API fuzzing pipeline and the harness overhead per library call.
 
-Prints, for backend sets {numpy, torch, jax} (eager) and with the compiled backends:
-cases/s of generation + execution + oracles (what a campaign does between triage steps),
+Prints the cases/s each engine generates on the host alone; then, for backend sets
+{numpy, torch, jax} (eager) and with the compiled backends: cases/s of generation +
+execution + oracles (what a campaign does between triage steps),
 and cases/s of the executor alone, for the numpy-api engine (the shared numpy spec set)
 and for the api engine (every library's own specs: a real campaign's mix). Then, for a call that takes >= 20 us, the time per case
 through the harness divided by the raw library call timed in-process: the overhead ratio.
@@ -147,6 +148,15 @@ def overhead(op: str, reps: int = 2000) -> list[tuple[str, float, float, float]]
     return rows
 
 
+def generation_rate(engine_name: str, cases: int = 3000) -> float:
+    """Cases/s the engine proposes on the host alone (no workers), after a warm-up."""
+    engine = registry.load("engine", engine_name)(seed=0)
+    engine.propose(500)  # spec caches and value pools
+    start = time.perf_counter()
+    engine.propose(cases)
+    return cases / (time.perf_counter() - start)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=float, default=20.0, help="measured time per set")
@@ -165,6 +175,8 @@ def main() -> None:
     engines = ("numpy-api", "api") if args.engine == "both" else (args.engine,)
     only = set(args.only.split(",")) if args.only else None
     for engine in engines:
+        print(f"# {engine} generation on the host (one core, no workers): "
+              f"{generation_rate(engine):.0f} cases/s")
         print(f"# dlfuzz API pipeline throughput, engine {engine}: all specs, "
               f"{args.warmup:.0f} s warm-up, then {args.seconds:.0f} s measured per set, "
               f"batch {args.batch}")

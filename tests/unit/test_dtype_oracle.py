@@ -169,3 +169,29 @@ def test_counts_returned_as_floats_are_not_judged(pool: Pool) -> None:
     # one value moved to the neighbouring bin, as bin edges computed in bfloat16 do
     found, _ = _judge_outcome(pool, case, (np.array([2, 1, 1, 3], dtype=BF16),))
     assert found == []
+
+
+def _cumprod_case(values: list[float]) -> ApiCase:
+    from dlfuzz.cases import Call, Ref, Tensor
+    x = np.array(values, dtype=np.float16)
+    return ApiCase("cumprod", (Tensor.from_numpy(x),),
+                   (("torch", Call("torch.cumprod", (Ref(0),), (("dim", 0),))),))
+
+
+def test_a_product_underflowing_the_low_dtype_before_an_infinity_is_no_finding(pool: Pool
+                                                                              ) -> None:
+    # numpy's float16 cumprod of these is NaN at the end: the partial product underflows
+    # float16 to zero (6e-8) and then meets -inf; float64 keeps ~4e-13 and gives -inf.
+    underflowing = [1.0, 0.00225, -0.00908, -0.00384, -0.00083, -0.0059, -np.inf]
+    case = _cumprod_case(underflowing)
+    with np.errstate(invalid="ignore"):
+        low = np.cumprod(np.array(underflowing, dtype=np.float16))
+    assert np.isnan(low[-1])
+    found, ctx = _judge_outcome(pool, case, (low,))
+    assert found == [] and ctx.stats["dtype_order_dependent_nan_inf"] == 1
+    # Factors that cannot reach zero in float16: NaN there is a special-value bug.
+    steady = [0.5, 2.0, -3.0, -np.inf]
+    wrong = np.array([0.5, 1.0, -3.0, np.nan], dtype=np.float16)
+    found, ctx = _judge_outcome(pool, _cumprod_case(steady), (wrong,))
+    assert [f.oracle for f in found] == ["dtype"] and "gives nan" in found[0].message
+    assert ctx.stats["dtype_order_dependent_nan_inf"] == 0

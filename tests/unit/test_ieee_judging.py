@@ -333,3 +333,24 @@ def test_a_nan_input_the_library_drops_is_not_demoted(pool: Pool):
     found, _ = judge_case(pool, case, {"tf": np.array([0.0, 3.0], F32)})
     assert not found["tf"].detail("demoted")
     assert "inputs hold nan" in found["tf"].detail("special_values")
+
+
+def _cumprod_case(x: np.ndarray) -> ApiCase:
+    calls = (("numpy", Call("numpy.cumprod", (Ref(0),))),
+             ("torch", Call("torch.cumprod", (Ref(0),), (("dim", 0),))))
+    return ApiCase("cumprod", (Tensor.from_numpy(x),), calls)
+
+
+def test_a_product_that_underflows_before_an_infinity_may_give_nan_or_inf(pool: Pool):
+    # Real runs: numpy multiplies in float16 and reaches 0 * -inf = NaN, torch accumulates
+    # in float32 and gives -inf (the float64 reference's answer).
+    x = np.array([1.0, 0.00225, -0.00908, -0.00384, -0.00083, -0.0059, -INF], np.float16)
+    outcomes = pool.run([_cumprod_case(x)])[0]
+    assert np.isnan(outputs_of(outcomes["numpy"])[0][-1])
+    assert outputs_of(outcomes["torch"])[0][-1] == -INF
+    found, ctx = judge_case(pool, _cumprod_case(x), {})
+    assert found == {} and ctx.stats["order_dependent_nan_inf"] == 1
+    # In float32 the same factors stay far from its smallest subnormal: one answer.
+    found, ctx = judge_case(pool, _cumprod_case(x.astype(F32)),
+                            {"torch": np.append(np.cumprod(x[:-1].astype(F32)), NAN)})
+    assert list(found) == ["torch"] and ctx.stats["order_dependent_nan_inf"] == 0

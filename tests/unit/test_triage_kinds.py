@@ -65,6 +65,14 @@ PLANTED = textwrap.dedent('''
     def segfault(x):
         ctypes.string_at(0)
         return x
+
+
+    def needs_two_columns(x):
+        """A bystander library's call that wants a matrix of two columns or more (as
+        torch's ``cumprod`` refuses a call without ``dim``)."""
+        if x.ndim != 2 or x.shape[1] < 2:
+            raise ValueError("needs two columns")
+        return x
 ''')
 
 
@@ -240,3 +248,55 @@ def test_reduction_goes_through_the_kind(triage: Triage, monkeypatch: pytest.Mon
     assert set(meta["reduce_stats"]) == {"finite_first", "drop_params", "shrink_axes",
                                          "drop_unit_axes", "simplify_values"}
     assert sum(s["accepted"] for s in meta["reduce_stats"].values()) >= 1
+
+
+@pytest.fixture(scope="module")
+def two_pool(planted: Path) -> Iterator[Pool]:
+    p = Pool([WorkerConfig(b, case_timeout_s=5.0, start_timeout_s=120.0)
+              for b in ("numpy", "torch")])
+    p.start()
+    yield p
+    p.close()
+
+
+def test_reduction_keeps_every_bystander_call_working(two_pool: Pool, tmp_path: Path
+                                                      ) -> None:
+    """A reduction step that breaks another library's call is refused: that library's
+    reproducer shows it passing, and would fail with an error of the reduced call."""
+    from dlfuzz.backends.torch_backend import TorchBackend
+
+    libraries = {"numpy": "numpy", "torch": "torch"}
+    store = Store.create(tmp_path / "campaign", {"settings": {}})
+    judge = Judge(lambda cases, only: two_pool.run(cases, only=only), ["numpy", "torch"],
+                  libraries)
+    ctx = OracleContext(judge, libraries, {"numpy": False, "torch": False})
+    oracles = [CrashOracle(), RaisesOracle()]
+
+    def check(cases: Sequence[ApiCase], only: Sequence[str]
+              ) -> list[tuple[dict[str, Outcome], list[Finding]]]:
+        results = two_pool.run(cases, only=only)
+        return [(o, [f for oracle in oracles for f in oracle.check(c, o, ctx)])
+                for c, o in zip(cases, results, strict=True)]
+
+    import torch
+    t = Triage(store, check, judge, {"numpy": NumpyBackend(), "torch": TorchBackend()},
+               {"numpy": np.__version__, "torch": torch.__version__},
+               {"numpy": False, "torch": False},
+               TriageSettings(confirm_runs=2, reduce=True, max_reduce_runs=60))
+    x = np.array([[3.0, -2.0, 0.5, 0.25], [7.0, 1.0, 0.0, 0.5], [0.5, 0.5, 0.5, 0.5]],
+                 dtype=np.float32)
+    c = ApiCase("planted.fails_when_large", (Tensor.from_numpy(x),),
+                (("numpy", Call("triage_planted.fails_when_large", (Ref(0),))),
+                 ("torch", Call("triage_planted.needs_two_columns", (Ref(0),)))))
+    (outcomes, found), = check([c], ["numpy", "torch"])
+    assert outcomes["torch"].ok and [f.guilty_backend for f in found] == ["numpy"]
+    bug_id, _ = t.handle(found[0], c)
+    row = store.bug(bug_id)
+    assert row is not None and row.reduced_blob is not None
+    reduced = store.blobs.get(row.reduced_blob)
+    assert reduced.tensors[0].size < x.size  # reduced where the bystander allows
+    # Cutting to one column, or to one axis, keeps numpy's bug but breaks torch's call.
+    assert reduced.tensors[0].shape == (1, 2)
+    (after, _), = check([reduced], ["numpy", "torch"])
+    assert after["torch"].ok and not after["numpy"].ok
+    store.close()

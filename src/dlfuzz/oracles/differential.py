@@ -83,7 +83,7 @@ class DifferentialOracle(Oracle):
                     # the composition's fault until shown otherwise: counted, not blamed
                     # on the library it is written in.
                     ctx.stats["counterpart_disagreements"] += 1
-                elif v.guilty and _order_dependent_only(case, v):
+                elif v.guilty and order_dependent_only(case, v):
                     # Which of +inf and -inf meet first decides NaN vs ±inf in a sum or a
                     # contraction: IEEE leaves that order to the implementation.
                     ctx.stats["order_dependent_nan_inf"] += 1
@@ -182,12 +182,15 @@ def _message(case: ApiCase, backend: str, verdict: Verdict, method: str,
             f"{first.bad} of {first.total} elements off")
 
 
-def _order_dependent_only(case: ApiCase, verdict: Verdict) -> bool:
+def order_dependent_only(case: ApiCase, verdict: Verdict) -> bool:
     """NaN vs ±inf is the only disagreement, on an order-dependent API whose inputs hold
-    the infinities that make it so (``ieee.order_dependent``)."""
+    the infinities that make it so (``ieee.order_dependent``; for a product, in the
+    dtype the disagreeing result was computed in). The dtype oracle's too."""
     if verdict.symptom == "shape" or not verdict.bad:
         return False
-    if not ieee.order_dependent(case, input_specials(case)):
+    computed = next((a.dtype.name for a, m in zip(verdict.actual, verdict.bad, strict=True)
+                     if m.any()), "")
+    if not ieee.order_dependent(case, input_specials(case), computed):
         return False
     return all(_nan_vs_inf(x, e, m) for x, e, m in
                zip(verdict.actual, verdict.expected, verdict.bad, strict=True))

@@ -32,6 +32,11 @@ Left alone, because the comparison cannot tell a bug there:
   ``1 - eps`` is 1, and ``xlog1py(x, 1.8e308)`` is inf in float16, where the scalar is;
 * integer outputs of a low-precision call, and float outputs holding only whole numbers
   (histogram counts, indices: ``histc``): they jump with the rounding of the inputs;
+* NaN vs ±inf on an API whose result depends on the order of evaluation or on the
+  computing dtype's range (``ieee.json``'s ``order_dependent`` rows), with the infinite
+  inputs that make it so: a float16 ``cumprod`` of small factors underflows to zero
+  before it meets an infinity (0 × inf is NaN), where float64 keeps the partial product
+  and gives ±inf;
 * NaN in the low-precision result where float64 gives a number, on inputs holding NaN:
   propagating NaN is IEEE's default, so the float64 kernel dropping it is no evidence
   against the low-precision one (``jax.lax.conv`` of a NaN weight over zero padding);
@@ -56,7 +61,7 @@ import numpy as np
 from dlfuzz.cases import DTYPES, ApiCase, Finding, Outcome
 from dlfuzz.oracles.base import Item, Oracle, OracleContext, finding
 from dlfuzz.oracles.canonical import canonical_outcomes
-from dlfuzz.oracles.differential import judgement
+from dlfuzz.oracles.differential import judgement, order_dependent_only
 from dlfuzz.oracles.discrepancy import fmt, tolerance_text
 from dlfuzz.oracles.reference import Reference, Verdict, disagreements
 from dlfuzz.oracles.special import input_specials, nan_mark
@@ -154,6 +159,9 @@ class DtypeOracle(Oracle):
                 continue
             if "nan" in input_specials(case) and _only_low_nan(verdict):
                 ctx.stats["dtype_nan_propagated"] += 1
+                continue
+            if order_dependent_only(case, verdict):
+                ctx.stats["dtype_order_dependent_nan_inf"] += 1
                 continue
 
             f = finding(self.name, verdict.symptom, case, backend, outcome.stage,

@@ -9,8 +9,8 @@ follow the rule are never blamed. Rules apply elementwise to calls whose target'
 name is in the row's ``functions`` and whose first arguments broadcast to the output.
 
 The same file lists the APIs whose results depend on evaluation order (sums, scans,
-contractions): there NaN vs ±inf with infinite inputs of the kind the row names is no
-bug at all.
+contractions) or on the computing dtype's range (products): there NaN vs ±inf with
+infinite inputs of the kind the row names is no bug at all.
 """
 
 from __future__ import annotations
@@ -24,12 +24,14 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
-from dlfuzz.cases import ApiCase, Ref
+from dlfuzz.cases import DTYPES, ApiCase, Ref
 from dlfuzz.errors import UsageError
 
 TABLE = Path(__file__).with_name("ieee.json")
+NEEDS = ("both_signs", "any_inf", "underflow")  # see ``OrderDependence``
 
 _PATTERNS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "any": lambda x: np.ones(x.shape, bool),
@@ -96,8 +98,11 @@ class Fixed:
 @dataclass(frozen=True)
 class OrderDependence:
     """APIs whose NaN vs ±inf depends on evaluation order, and what inputs make it so:
-    ``both_signs`` (a sum needs +inf and -inf among its terms) or ``any_inf`` (in a
-    contraction one infinity times terms of either sign, or zero, suffices)."""
+    ``both_signs`` (a sum needs +inf and -inf among its terms), ``any_inf`` (in a
+    contraction one infinity times terms of either sign, or zero, suffices) or
+    ``underflow`` (a product: an infinity, and factors below 1 whose product underflows
+    the computing dtype, so whether the partial product is zero when it meets the
+    infinity depends on the order and the range)."""
 
     pattern: re.Pattern[str]
     needs: str
@@ -123,9 +128,9 @@ def _table() -> tuple[tuple[Rule, ...], tuple[OrderDependence, ...]]:
                           tuple(sorted(row["result"].items())), row["citation"]))
     order = []
     for i, row in enumerate(data.get("order_dependent", [])):
-        if row.get("needs") not in ("both_signs", "any_inf") or not row.get("reason"):
-            raise UsageError(f"{TABLE}: order_dependent row {i} needs 'needs' (both_signs "
-                             "or any_inf) and a 'reason'")
+        if row.get("needs") not in NEEDS or not row.get("reason"):
+            raise UsageError(f"{TABLE}: order_dependent row {i} needs 'needs' (one of "
+                             f"{', '.join(NEEDS)}) and a 'reason'")
         order.append(OrderDependence(re.compile(row["pattern"]), row["needs"], row["reason"]))
     return tuple(rules), tuple(order)
 
@@ -135,8 +140,9 @@ def rules_for(target: str) -> tuple[Rule, ...]:
     return tuple(r for r in _table()[0] if name in r.functions)
 
 
-def order_dependent(case: ApiCase, specials: Sequence[str]) -> str:
-    """The reason when NaN vs ±inf in the case's result depends on evaluation order,
+def order_dependent(case: ApiCase, specials: Sequence[str], dtype: str = "") -> str:
+    """The reason when NaN vs ±inf in the case's result depends on evaluation order (or,
+    for products, on the range of ``dtype``, the dtype the result was computed in),
     given the special values its inputs hold; else ""."""
     order = _table()[1]
     infinities = {"inf", "-inf"} & set(specials)
@@ -146,10 +152,33 @@ def order_dependent(case: ApiCase, specials: Sequence[str]) -> str:
         return contraction.reason if contraction is not None and infinities else ""
     names = [case.api] + [c.target for _, c in getattr(case, "calls", ())]
     for o in order:
-        enough = len(infinities) == 2 if o.needs == "both_signs" else bool(infinities)
+        if o.needs == "both_signs":
+            enough = len(infinities) == 2
+        elif o.needs == "underflow":
+            enough = bool(infinities) and _factors_underflow(case, dtype)
+        else:
+            enough = bool(infinities)
         if enough and any(o.pattern.search(n) for n in names):
             return o.reason
     return ""
+
+
+def _factors_underflow(case: ApiCase, dtype: str) -> bool:
+    """Whether the finite nonzero input values below 1 in magnitude multiply to less than
+    ``dtype``'s smallest subnormal: some order of the product reaches zero (float16's is
+    6e-8: three factors of 0.004 reach it)."""
+    if not dtype.startswith(("float", "bfloat")) or dtype not in DTYPES:
+        return False
+    tiny = float(ml_dtypes.finfo(DTYPES[dtype]).smallest_subnormal)
+    log_product = 0.0
+    for t in case.tensors:
+        a = t.to_numpy()
+        if a.dtype.kind not in "f" and a.dtype.name != "bfloat16":
+            continue
+        wide = np.abs(a.astype(np.float64))
+        small = wide[(wide > 0) & (wide < 1)]
+        log_product += float(np.log(small).sum())
+    return log_product < math.log(tiny)
 
 
 def _operands(case: ApiCase, target_args: tuple[Any, ...], kwargs: tuple[tuple[str, Any], ...],

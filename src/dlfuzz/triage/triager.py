@@ -152,7 +152,7 @@ class Triage:
             return bug_id, True
         self.write(bug_id, finding, case, last, {"reduced": False})
         if self.settings.reduce and self.time_left() > 0:
-            reduced = self._reduce(bug_id, finding, case, needed, details)
+            reduced = self._reduce(bug_id, finding, case, needed, details, last)
             if reduced is not None:
                 finding, details = reduced
                 if "duplicate_of" in details:
@@ -256,12 +256,22 @@ class Triage:
             self._check_reproducer(bug.id, f, dict(bug.details))
 
     def _reduce(self, bug_id: str, finding: Finding, case: ApiCase, needed: list[str],
-                details: dict[str, Any]) -> tuple[Finding, dict[str, Any]] | None:
+                details: dict[str, Any], found: dict[str, Outcome]
+                ) -> tuple[Finding, dict[str, Any]] | None:
         """Reduce the bug's case; the reduced case's own finding and the bug's details
-        after it (None when nothing was reduced)."""
+        after it (None when nothing was reduced).
+
+        A candidate holds when it has the same finding and every backend that ran the
+        found case without an error (``found``: its confirmation outcomes) still does:
+        each such backend gets a reproducer that shows it passing, and a step that broke
+        its call (``numpy.cumprod`` without ``axis`` leaves torch's ``cumprod`` without
+        its required ``dim``) would make that reproducer fail with dlfuzz's error."""
+        bystanders = [b for b, o in found.items() if o.ok and b in needed]
+
         def holds(candidates: list[ApiCase]) -> list[bool]:
-            return [any(same_finding(f, finding) for f in found)
-                    for _, found in self.check(candidates, needed)]
+            return [any(same_finding(f, finding) for f in findings)
+                    and all(b in outcomes and outcomes[b].ok for b in bystanders)
+                    for outcomes, findings in self.check(candidates, needed)]
 
         reduction = kind_of(case).reduction(case, finding, self.tools())
         if not reduction.passes:
