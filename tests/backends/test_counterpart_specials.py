@@ -50,15 +50,36 @@ def registered() -> set[tuple[str, str]]:
     return {(c.api, c.target) for c in REGISTRY}
 
 
+# The kernels the recorded verdicts were made against. On CPUs with AVX512_VNNI or
+# AVX512_BF16, TensorFlow turns its oneDNN kernels on by default and oneDNN picks its
+# AVX-512 code: there torch's gelu(+inf) is NaN, TensorFlow's softmax of [NaN, 1] is
+# [NaN, 0] (Eigen's is all NaN) and TensorFlow's conv drops a NaN. Those are the
+# libraries' differences between their own CPU paths (a campaign on such a machine
+# reports them), not a composition computing something else than its native API, so the
+# workers here run the kernels every x86-64 CPU with AVX2 runs.
+PORTABLE_KERNELS = {"TF_ENABLE_ONEDNN_OPTS": "0", "ONEDNN_MAX_CPU_ISA": "AVX2"}
+
+
 @pytest.fixture(scope="module")
 def pool() -> Iterator[object]:
+    import os
+
     from dlfuzz.executor.pool import Pool, WorkerConfig
 
-    with Pool([WorkerConfig(lib, case_timeout_s=30.0, start_timeout_s=180.0)
-               for lib in LIBRARIES]) as p:
-        p.start()
-        assert not p.unavailable, p.unavailable
-        yield p
+    saved = {k: os.environ.get(k) for k in PORTABLE_KERNELS}
+    os.environ.update(PORTABLE_KERNELS)  # the workers inherit it
+    try:
+        with Pool([WorkerConfig(lib, case_timeout_s=30.0, start_timeout_s=180.0)
+                   for lib in LIBRARIES]) as p:
+            p.start()
+            assert not p.unavailable, p.unavailable
+            yield p
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 @pytest.fixture(scope="module")
