@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import platform
+from pathlib import Path
+
 import numpy as np
 
 from dlfuzz.cases import Expectation, Outcome, Tensor
@@ -30,6 +33,10 @@ def test_a_wrong_value_issue_names_call_values_versions_and_assert_close() -> No
                      "gives 306.5 (float16)")
     assert "**Severity:** wrong-result" in text and "`tf/hypot/wrong-result`" in text
     assert "- tf: 2.99" in text and "- numpy: 2.4" in text
+    # Kernels depend on the CPU's instruction sets: the report names them.
+    cpu = next(line for line in text.splitlines() if line.startswith("- CPU: "))
+    if platform.machine() == "x86_64" and "avx2" in Path("/proc/cpuinfo").read_text():
+        assert "AVX2" in cpu
     assert "```python\nprint('repro')\n```" in text
     assert "Output, numpy: [206, 306.5]" in text
     assert "rtol=0.001, atol=1e-05" in text and "fails (1 of 2 elements)" in text

@@ -11,11 +11,13 @@ compared by value. Short on purpose: a maintainer reads it in a minute.
 from __future__ import annotations
 
 import json
+import platform
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -203,6 +205,31 @@ def headline(facts: IssueFacts) -> str:
     return facts.title
 
 
+_ISA_FLAGS = (("avx2", "AVX2"), ("avx512f", "AVX-512"), ("avx512_vnni", "AVX512_VNNI"),
+              ("avx512_bf16", "AVX512_BF16"), ("amx_tile", "AMX"))
+
+
+@cache
+def cpu_description() -> str:
+    """The host CPU and the instruction sets that choose kernels. Libraries pick CPU
+    kernels by them: oneDNN's AVX-512 gelu gives torch NaN for +inf where its AVX2 one
+    gives +inf, and TensorFlow turns its oneDNN kernels on by default only on CPUs with
+    AVX512_VNNI, AVX512_BF16 or AMX. A maintainer on another CPU needs this to reproduce."""
+    model, flags = "", set()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "model name" and not model:
+                model = value.strip()
+            elif key.strip() == "flags" and not flags:
+                flags = set(value.split())
+    except OSError:
+        pass  # not Linux: the model from platform, no instruction sets
+    isa = [name for flag, name in _ISA_FLAGS if flag in flags]
+    where = ", ".join([platform.machine() or "unknown architecture", *isa])
+    return f"{model or platform.processor() or 'unknown'} ({where})"
+
+
 def issue_markdown(facts: IssueFacts) -> str:
     """The issue text for one bug (see the module doc)."""
     d = facts.details
@@ -212,6 +239,7 @@ def issue_markdown(facts: IssueFacts) -> str:
     out += ["", "## Versions", ""]
     out += [f"- {name}: {version or 'unknown'}"
             for name, version in sorted(facts.versions.items())]
+    out.append(f"- CPU: {cpu_description()}")
     out += ["", "## Description", "", f"{facts.library} ({facts.guilty_backend}): "
             f"{facts.message}"]
     notes = [str(d[k]) for k in ("special_values", "demoted", "constraint_source")
