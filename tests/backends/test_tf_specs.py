@@ -34,12 +34,12 @@ def _fuzzed(specs: dict[str, LibSpec]) -> list[LibSpec]:
     return [s for s in specs.values() if not s.skip]
 
 
-def test_file_covers_six_modules(specs: dict[str, LibSpec]) -> None:
+def test_file_covers_seven_modules(specs: dict[str, LibSpec]) -> None:
     fuzzed = _fuzzed(specs)
     assert len(specs) >= 330
     assert len(fuzzed) >= 300
     groups = {s.group for s in fuzzed}
-    assert groups == {"tf", "math", "nn", "linalg", "signal", "image"}
+    assert groups == {"tf", "math", "nn", "linalg", "signal", "image", "quantization"}
     for s in specs.values():
         assert s.library == "tf" and s.api.startswith("tensorflow.")
         if s.skip:

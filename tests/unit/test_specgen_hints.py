@@ -31,7 +31,7 @@ DIGESTS = {
         "not_broadcast": "acc41e81b9a0da7f",
     },
     "torch": {
-        "exclude_prefixes": "2488b4833bf5f9eb",
+        "exclude_prefixes": "e6e4c1e88270c1c0",  # 2026-11-27: torch.native_* listed
         "exclude": "7ce41cff1233f4d6",
         "nn_duplicates": "45687c8fffb3781d",
         "drop_params": "7a391367175ab9fd",

@@ -2,8 +2,9 @@
 
 Run offline (``python -m dlfuzz.specgen tf [--refine]``); it imports
 TensorFlow in this process. For every public function of ``tf``, ``tf.math``, ``tf.nn``,
-``tf.linalg``, ``tf.signal`` and ``tf.image`` (one entry per function object, under its
-most specific public path) the parameters come from, in order of trust:
+``tf.linalg``, ``tf.signal``, ``tf.image`` and ``tf.quantization`` (one entry per
+function object, under its most specific public path) the parameters come from, in order
+of trust:
 
 1. **the op definition** behind the Python function (``tf_ops``: the op is found through
    the wrapper's source; its ``OpDef`` gives tensor and list inputs, attr types, minimums
@@ -55,7 +56,8 @@ from dlfuzz.specgen.tf_ops import (
 # as tensorflow.math.add.
 GROUPS: tuple[tuple[str, str], ...] = (
     ("math", "tensorflow.math"), ("nn", "tensorflow.nn"), ("linalg", "tensorflow.linalg"),
-    ("signal", "tensorflow.signal"), ("image", "tensorflow.image"), ("tf", "tensorflow"))
+    ("signal", "tensorflow.signal"), ("image", "tensorflow.image"),
+    ("quantization", "tensorflow.quantization"), ("tf", "tensorflow"))
 _DROP_PARAMS = frozenset({"name"})
 
 
@@ -340,7 +342,7 @@ def _op_rules(notes: list[str], params: list[LibParam]) -> list[str]:
 
 
 def extract(calibration: str | None = None) -> list[LibSpec]:
-    """Specs for every public function of the six modules (infrastructure left out):
+    """Specs for every public function of the seven modules (infrastructure left out):
     static extraction, then calibration by execution (``tf_calibrate``).
 
     ``calibration`` (default: env ``DLFUZZ_TF_CALIBRATION`` or ``reuse``): ``reuse`` takes
