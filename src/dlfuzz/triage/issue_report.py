@@ -215,7 +215,7 @@ def cpu_description() -> str:
     kernels by them: oneDNN's AVX-512 gelu gives torch NaN for +inf where its AVX2 one
     gives +inf, and TensorFlow turns its oneDNN kernels on by default only on CPUs with
     AVX512_VNNI, AVX512_BF16 or AMX. A maintainer on another CPU needs this to reproduce."""
-    model, flags = "", set()
+    model, flags = "", set[str]()
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             key, _, value = line.partition(":")
