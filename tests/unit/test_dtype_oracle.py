@@ -195,3 +195,23 @@ def test_a_product_underflowing_the_low_dtype_before_an_infinity_is_no_finding(p
     found, ctx = _judge_outcome(pool, _cumprod_case(steady), (wrong,))
     assert [f.oracle for f in found] == ["dtype"] and "gives nan" in found[0].message
     assert ctx.stats["dtype_order_dependent_nan_inf"] == 0
+
+
+def test_integer_inputs_set_the_scale_of_a_low_precision_evaluation(pool: Pool) -> None:
+    # int32 x with float16 y computes x in float16 (histogram2d's bin edges from -9 to 4):
+    # a few roundings at magnitude 9 are the low dtype's cost, not a bug; the same error
+    # on float16 inputs of magnitude 1 is far beyond it.
+    from dlfuzz.cases import Call, Ref, Tensor
+    y = np.full(3, 0.25, dtype=np.float16)
+
+    def add(x: np.ndarray) -> ApiCase:
+        return ApiCase("add", (Tensor.from_numpy(x), Tensor.from_numpy(y)),
+                       (("torch", Call("torch.add", (Ref(0), Ref(1)))),))
+
+    rounded_off = np.array([-8.796875, 4.25, 0.25], dtype=np.float16)  # 6 roundings at 9
+    found, ctx = _judge_outcome(pool, add(np.array([-9, 4, 0], dtype=np.int32)),
+                                (rounded_off,))
+    assert found == [] and ctx.stats["dtype_within_margin"] == 1
+    small = add(np.array([-1.25, 0.5, 0.0], dtype=np.float16))
+    found, _ = _judge_outcome(pool, small, (np.array([-1.046875, 0.75, 0.25], np.float16),))
+    assert [f.oracle for f in found] == ["dtype"]

@@ -20,7 +20,8 @@ input into inf where float64 gives NaN, is not.
 
 Left alone, because the comparison cannot tell a bug there:
 
-* deviations within ``EVALUATION_STEPS`` roundings of the largest input: computing in
+* deviations within ``EVALUATION_STEPS`` roundings of the largest input (integer inputs
+  included, since the low dtype computes them too): computing in
   the low dtype itself costs that where the result cancels (``x - tanh(x)``, ``exp(x) -
   1`` of a small x in bfloat16 lose the whole result), and libraries do not promise to
   compute low-precision inputs in float32;
@@ -119,6 +120,15 @@ def _largest_low_inputs(case: ApiCase) -> list[tuple[str, float]]:
     return out
 
 
+def _largest_integer_inputs(case: ApiCase) -> list[float]:
+    """The largest magnitude of each non-empty integer input."""
+    out = []
+    for t in case.tensors:
+        if t.dtype.startswith(("int", "uint")) and t.size:
+            out.append(float(np.abs(t.to_numpy().astype(np.float64)).max()))
+    return out
+
+
 def _near_overflow(case: ApiCase) -> bool:
     """A low-precision input at or above the fourth root of its dtype's largest value."""
     return any(largest >= float(ml_dtypes.finfo(DTYPES[dtype]).max) ** 0.25
@@ -208,7 +218,11 @@ def _within_evaluation(case: ApiCase, verdict: Verdict) -> bool:
     size, and a bfloat16 evaluation loses the whole result, which most libraries allow
     (they do not promise to compute low-precision inputs in float32)."""
     largest = _largest_low_inputs(case)
-    scale = max((m for _, m in largest), default=0.0)
+    if not largest:
+        return False
+    # Integer inputs join the low-precision computation too: ``histogram2d`` of int32 x
+    # and float16 y computes x's bin edges (-9 to 4) in float16.
+    scale = max([m for _, m in largest] + _largest_integer_inputs(case))
     if not scale:
         return False
     limit = EVALUATION_STEPS * max(epsilon(d) for d, _ in largest) * scale
