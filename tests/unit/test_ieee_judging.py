@@ -249,6 +249,25 @@ def test_xla_max_nan_handling_is_demoted_and_eager_tf_is_not(pool: Pool):
         assert "IEEE 754-2019 9.6" in f.detail("special_values")
 
 
+def test_tf_eager_elu_and_selu_on_negatives_are_a_known_upstream_issue():
+    # TF eager computes exp(x) - 1 in the input dtype: selu(-0.01416) in bfloat16 is
+    # -0.02747 (exp rounds to 0.984375) where float32 gives -0.02472.
+    import ml_dtypes
+
+    from dlfuzz.oracles.semantics import documented_difference
+    bf16 = ml_dtypes.bfloat16
+    for api in ("selu", "elu"):
+        targets = {"torch": f"torch.nn.functional.{api}", "tf": f"tensorflow.nn.{api}"}
+        negative = call_case(api, targets, np.array([0.0, -0.0141602], bf16))
+        reason = documented_difference(negative, "tf", compiled=False)
+        assert "tensorflow/tensorflow/issues/116943" in reason
+        # XLA's path, positive inputs and other libraries are judged as always.
+        assert documented_difference(negative, "tf", compiled=True) == ""
+        assert documented_difference(negative, "torch", compiled=False) == ""
+        positive = call_case(api, targets, np.array([0.5, 2.0], bf16))
+        assert documented_difference(positive, "tf", compiled=False) == ""
+
+
 # ---- planted bugs: special value vs wrong result, and finite-first reduction -----------
 
 def reduce_with(pool: Pool, case: ApiCase, finding: Finding) -> ApiCase:
