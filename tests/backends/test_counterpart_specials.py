@@ -62,24 +62,16 @@ PORTABLE_KERNELS = {"TF_ENABLE_ONEDNN_OPTS": "0", "ONEDNN_MAX_CPU_ISA": "AVX2"}
 
 @pytest.fixture(scope="module")
 def pool() -> Iterator[object]:
-    import os
-
     from dlfuzz.executor.pool import Pool, WorkerConfig
 
-    saved = {k: os.environ.get(k) for k in PORTABLE_KERNELS}
-    os.environ.update(PORTABLE_KERNELS)  # the workers inherit it
-    try:
+    with pytest.MonkeyPatch.context() as mp:
+        for name, value in PORTABLE_KERNELS.items():
+            mp.setenv(name, value)  # the workers inherit it
         with Pool([WorkerConfig(lib, case_timeout_s=30.0, start_timeout_s=180.0)
                    for lib in LIBRARIES]) as p:
             p.start()
             assert not p.unavailable, p.unavailable
             yield p
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ import os
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -110,13 +110,15 @@ def pool(planted: Path) -> Iterator[Pool]:
     p.close()
 
 
-@pytest.fixture
-def triage(pool: Pool, tmp_path: Path) -> Iterator[Triage]:
-    store = Store.create(tmp_path / "campaign", {"settings": {}})
-    backend = {"numpy": NumpyBackend()}
-    judge = Judge(lambda cases, only: pool.run(cases, only=only), ["numpy"],
-                  {"numpy": "numpy"})
-    ctx = OracleContext(judge, {"numpy": "numpy"}, {"numpy": False})
+Check = Callable[[Sequence[ApiCase], Sequence[str]],
+                 list[tuple[dict[str, Outcome], list[Finding]]]]
+
+
+def judge_and_check(pool: Pool, libraries: dict[str, str]) -> tuple[Judge, Check]:
+    """The judge over ``libraries`` and the checker triage uses: run, then the crash and
+    raises oracles."""
+    judge = Judge(lambda cases, only: pool.run(cases, only=only), list(libraries), libraries)
+    ctx = OracleContext(judge, libraries, {b: False for b in libraries})
     oracles = [CrashOracle(), RaisesOracle()]
 
     def check(cases: Sequence[ApiCase], only: Sequence[str]
@@ -125,6 +127,14 @@ def triage(pool: Pool, tmp_path: Path) -> Iterator[Triage]:
         return [(o, [f for oracle in oracles for f in oracle.check(c, o, ctx)])
                 for c, o in zip(cases, results, strict=True)]
 
+    return judge, check
+
+
+@pytest.fixture
+def triage(pool: Pool, tmp_path: Path) -> Iterator[Triage]:
+    store = Store.create(tmp_path / "campaign", {"settings": {}})
+    backend = {"numpy": NumpyBackend()}
+    judge, check = judge_and_check(pool, {"numpy": "numpy"})
     t = Triage(store, check, judge, backend, {"numpy": np.__version__}, {"numpy": False},
                TriageSettings(confirm_runs=2, reduce=False, max_reduce_runs=60))
     yield t
@@ -265,19 +275,8 @@ def test_reduction_keeps_every_bystander_call_working(two_pool: Pool, tmp_path: 
     reproducer shows it passing, and would fail with an error of the reduced call."""
     from dlfuzz.backends.torch_backend import TorchBackend
 
-    libraries = {"numpy": "numpy", "torch": "torch"}
     store = Store.create(tmp_path / "campaign", {"settings": {}})
-    judge = Judge(lambda cases, only: two_pool.run(cases, only=only), ["numpy", "torch"],
-                  libraries)
-    ctx = OracleContext(judge, libraries, {"numpy": False, "torch": False})
-    oracles = [CrashOracle(), RaisesOracle()]
-
-    def check(cases: Sequence[ApiCase], only: Sequence[str]
-              ) -> list[tuple[dict[str, Outcome], list[Finding]]]:
-        results = two_pool.run(cases, only=only)
-        return [(o, [f for oracle in oracles for f in oracle.check(c, o, ctx)])
-                for c, o in zip(cases, results, strict=True)]
-
+    judge, check = judge_and_check(two_pool, {"numpy": "numpy", "torch": "torch"})
     import torch
     t = Triage(store, check, judge, {"numpy": NumpyBackend(), "torch": TorchBackend()},
                {"numpy": np.__version__, "torch": torch.__version__},
