@@ -85,7 +85,8 @@ class DifferentialOracle(Oracle):
                     ctx.stats["counterpart_disagreements"] += 1
                 elif v.guilty and order_dependent_only(case, v):
                     # Which of +inf and -inf meet first decides NaN vs ±inf in a sum or a
-                    # contraction: IEEE leaves that order to the implementation.
+                    # contraction, and whether a product underflows before it meets an
+                    # infinity: IEEE leaves that order to the implementation.
                     ctx.stats["order_dependent_nan_inf"] += 1
                 elif v.guilty:
                     guilty.append((i, v, ref))
