@@ -53,7 +53,7 @@ and its symptoms (``numeric``, ``nan``), so severity and triage treat them alike
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 import ml_dtypes
@@ -107,26 +107,23 @@ def _float_scalars(case: ApiCase) -> bool:
     return any(isinstance(x, float) and not float(x).is_integer() for x in flat)
 
 
-def _largest_low_inputs(case: ApiCase) -> list[tuple[str, float]]:
-    """(dtype, largest finite magnitude) of each non-empty low-precision input."""
+def _largest_inputs(case: ApiCase, dtypes: Callable[[str], bool]
+                    ) -> list[tuple[str, float]]:
+    """(dtype, largest finite magnitude) of each non-empty input whose dtype ``dtypes``
+    accepts (in float64: ``abs`` of an integer minimum stays negative in its dtype)."""
     out = []
     for t in case.tensors:
-        if t.dtype not in LOW:
+        if not dtypes(t.dtype):
             continue
-        wide = as_comparable(t.to_numpy())
+        wide = t.to_numpy().astype(np.float64)
         finite = np.abs(wide[np.isfinite(wide)])
         if finite.size:
             out.append((t.dtype, float(finite.max())))
     return out
 
 
-def _largest_integer_inputs(case: ApiCase) -> list[float]:
-    """The largest magnitude of each non-empty integer input."""
-    out = []
-    for t in case.tensors:
-        if t.dtype.startswith(("int", "uint")) and t.size:
-            out.append(float(np.abs(t.to_numpy().astype(np.float64)).max()))
-    return out
+def _largest_low_inputs(case: ApiCase) -> list[tuple[str, float]]:
+    return _largest_inputs(case, lambda dtype: dtype in LOW)
 
 
 def _near_overflow(case: ApiCase) -> bool:
@@ -222,7 +219,8 @@ def _within_evaluation(case: ApiCase, verdict: Verdict) -> bool:
         return False
     # Integer inputs join the low-precision computation too: ``histogram2d`` of int32 x
     # and float16 y computes x's bin edges (-9 to 4) in float16.
-    scale = max([m for _, m in largest] + _largest_integer_inputs(case))
+    integers = _largest_inputs(case, lambda dtype: dtype.startswith(("int", "uint")))
+    scale = max(m for _, m in largest + integers)
     if not scale:
         return False
     limit = EVALUATION_STEPS * max(epsilon(d) for d, _ in largest) * scale

@@ -173,7 +173,7 @@ def _factors_underflow(case: ApiCase, dtype: str) -> bool:
     log_product = 0.0
     for t in case.tensors:
         a = t.to_numpy()
-        if a.dtype.kind not in "f" and a.dtype.name != "bfloat16":
+        if a.dtype.kind != "f" and a.dtype.name != "bfloat16":
             continue
         wide = np.abs(a.astype(np.float64))
         small = wide[(wide > 0) & (wide < 1)]
