@@ -93,6 +93,37 @@ def test_groups_grow_with_the_measured_cost_of_a_new_signature() -> None:
     assert max(_timed(engine(group_size=(4, 8)), first_s=0.1, later_s=0.001)) <= 8
 
 
+def test_signature_inputs_fix_the_groups_whatever_compilation_costs() -> None:
+    """``--signature-inputs 8``: groups of 8, each a new signature, on a machine where
+    compilation is dear as where it is free; by default dear compilation reuses
+    signatures (the same signature ids come back)."""
+    name = "torch.nn.functional.dropout"
+    specs = {name: load_library("torch")[name]}
+
+    def new_signatures(first_s: float, **kw: object) -> tuple[set[int], int]:
+        engine = ApiEngine(seed=1, libraries=("torch",), specs=specs, counterparts={},
+                           violate_share=0.0, edge_share=0.0, **kw)  # type: ignore[arg-type]
+        sizes = _timed(engine, first_s=first_s, later_s=0.001)
+        before = len(engine._first_ids)
+        for _ in range(20):
+            engine._pending = []
+            engine._next_group()
+        return set(sizes), len(engine._first_ids) - before
+
+    assert new_signatures(0.1, signature_inputs=8) == ({8}, 20)
+    assert new_signatures(0.001, signature_inputs=8) == ({8}, 20)
+    _, new = new_signatures(0.1)
+    assert new < 10  # adaptive: a new signature for one group in ten or so
+
+
+def test_signature_inputs_must_be_a_whole_number() -> None:
+    from dlfuzz.engines.api.settings import ApiEngineSettings
+    from dlfuzz.errors import UsageError
+
+    with pytest.raises(UsageError, match="--signature-inputs -1 .*whole number"):
+        ApiEngineSettings(signature_inputs=-1)
+
+
 def test_messages_are_keyed_without_their_numbers() -> None:
     assert message_key("RuntimeError", "size 3 vs 4") == message_key("RuntimeError",
                                                                      "size 7 vs 12")

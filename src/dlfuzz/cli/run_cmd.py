@@ -60,6 +60,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="api engine: share of input groups pushed to an edge of the value "
                         "space (integer extremes, one special float argument, a scalar "
                         "outside its range, an empty dimension; default 0.35)")
+    p.add_argument("--signature-inputs", type=int, metavar="N",
+                   help="api engine: N inputs per signature (shapes, dtypes, static "
+                        "arguments) and a new signature for every group, the same on any "
+                        "machine (default 0: groups grow and signatures are reused as the "
+                        "measured compile cost asks)")
     p.add_argument("--no-specials", action="store_true",
                    help="api engine: no NaN/Inf in generated tensors (IEEE corner cases "
                         "where libraries legitimately differ, e.g. inf weights over padding)")
@@ -112,7 +117,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         "method": args.method, "inputs_per_model": args.inputs_per_model,
         "seed_models": tuple(args.seed_model) if args.seed_model else None,
         "generator": args.generator, "violate_share": args.violate_share,
-        "edge_share": args.edge_share,
+        "edge_share": args.edge_share, "signature_inputs": args.signature_inputs,
         "specials": False if args.no_specials else None,
         "spec_files": tuple(args.spec_file) if args.spec_file else None,
         "seed_programs": tuple(args.seed_program) if args.seed_program else None,

@@ -142,7 +142,8 @@ class ApiEngine(Engine):
                  specials: bool = True,
                  specs: Mapping[str, LibSpec] | None = None,
                  counterparts: Mapping[str, Sequence[Any]] | None = None,
-                 group_size: tuple[int, int] | None = None) -> None:
+                 group_size: tuple[int, int] | None = None,
+                 signature_inputs: int = 0) -> None:
         if generator not in GENERATORS:
             raise UsageError(f"--generator {generator!r}: choose one of {', '.join(GENERATORS)}")
         if not 0.0 <= violate_share <= 1.0:
@@ -179,6 +180,14 @@ class ApiEngine(Engine):
         # per second, which shape-dependent bugs need: see docs/performance.md.
         self.group_size = group_size or GROUP_SIZE
         self.adaptive_groups = group_size is None
+        # --signature-inputs N: N inputs per signature and a new signature for every
+        # group, whatever the machine measures: a campaign whose signatures (the shapes
+        # and static arguments a shape-dependent bug needs) do not depend on how fast
+        # this machine compiles.
+        self.fixed_signatures = signature_inputs > 0
+        if self.fixed_signatures:
+            self.group_size = (signature_inputs, signature_inputs)
+            self.adaptive_groups = False
         if not 1 <= self.group_size[0] <= self.group_size[1]:
             raise UsageError(f"group_size {self.group_size!r} must be (low, high) with "
                              "1 <= low <= high")
@@ -360,6 +369,8 @@ class ApiEngine(Engine):
 
     def _wants_new(self, pool: list[Any], group: int) -> bool:
         """Whether a group draws a new signature rather than one of ``pool``."""
+        if self.fixed_signatures:
+            return True
         return len(pool) < POOL_MIN or self.rng.random() < self.new_signature_p(group)
 
     def _keep(self, pool: list[Any], item: Any) -> None:

@@ -27,6 +27,9 @@ class ApiEngineSettings(EngineSettings):
     spec_files: tuple[str, ...] = field(default=(), metadata={"flag": "--spec-file"})
     # NaN/Inf/extreme values in generated tensors
     specials: bool = field(default=True, metadata={"flag": "--no-specials"})
+    # inputs per signature, every group a new signature (0: groups grow and signatures
+    # are reused as the measured compile cost asks, which depends on the machine)
+    signature_inputs: int = 0
 
     def validate(self) -> None:
         if self.generator not in GENERATORS:
@@ -35,6 +38,10 @@ class ApiEngineSettings(EngineSettings):
             raise self.invalid("violate_share", "give a share in [0, 1]")
         if isinstance(self.edge_share, bool) or not 0.0 <= self.edge_share <= 1.0:
             raise self.invalid("edge_share", "give a share in [0, 1]")
+        if (isinstance(self.signature_inputs, bool) or not isinstance(self.signature_inputs, int)
+                or self.signature_inputs < 0):
+            raise self.invalid("signature_inputs",
+                               "give a whole number of inputs, or 0 to adapt to compile cost")
 
     def check_files(self) -> None:
         self.require_files("spec_files", self.spec_files, "spec file")
