@@ -113,6 +113,23 @@ def test_fault_becomes_its_outcome_and_the_worker_still_serves(
     assert worker.run([ok_case(2)])[0].outputs[0].to_numpy().tolist() == [2, 2, 2]
 
 
+def test_an_output_too_large_to_compare_stays_in_the_worker(worker: Worker) -> None:
+    """96 MiB of output is not sent: the host would hold it per backend and widen it to
+    float64 (one campaign's host was killed at 21 GB). It is an exception of stage
+    "fetch" that the status oracle reads as a deliberate rejection, never a finding."""
+    from dlfuzz.executor.worker import MAX_OUTPUT_BYTES
+    from dlfuzz.oracles.status import is_deliberate_rejection
+
+    big, after = worker.run([case("huge_output"), ok_case(1)])
+    assert (big.status, big.exc_type, big.stage, big.outputs) == (
+        "exception", "OutputTooLarge", "fetch", ()), big
+    assert "96 MiB (uint8[100663296])" in big.message, big.message
+    assert is_deliberate_rejection(big)
+    assert MAX_OUTPUT_BYTES < 96 << 20
+    assert_ok_identity(after, 1)
+    assert worker.stats.restarts == 0
+
+
 def test_abort_message_is_in_the_log_tail(worker: Worker) -> None:
     (outcome,) = worker.run([case("abort")])
     assert outcome.exc_type == "SIGABRT"

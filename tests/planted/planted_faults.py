@@ -82,6 +82,11 @@ def allocate_50gb(x: np.ndarray) -> np.ndarray:
     return big[:1]
 
 
+def huge_output(x: np.ndarray) -> np.ndarray:
+    """A result of 96 MiB, well within the worker's limit and over what it sends."""
+    return np.ones(96 << 20, dtype=np.uint8)
+
+
 def exit7(x: np.ndarray) -> np.ndarray:
     """A library calling exit() on an error path: no signal, exit status 7."""
     os._exit(7)

@@ -12,6 +12,7 @@ from dlfuzz.cases.core import (
     DTYPES,
     FLOAT_DTYPES,
     INT_DTYPES,
+    OUTPUT_TOO_LARGE,
     STATUSES,
     Call,
     DType,
@@ -26,7 +27,8 @@ from dlfuzz.cases.kind import CaseKind, Expectation, Reduction, TriageTools, kin
 from dlfuzz.cases.program import PROGRAM_LIBRARIES, ProgramCase
 
 __all__ = [
-    "COMPLEX_DTYPES", "DTYPES", "FLOAT_DTYPES", "INT_DTYPES", "PROGRAM_LIBRARIES", "STATUSES",
+    "COMPLEX_DTYPES", "DTYPES", "FLOAT_DTYPES", "INT_DTYPES", "OUTPUT_TOO_LARGE",
+    "PROGRAM_LIBRARIES", "STATUSES",
     "ApiCase", "Call", "CaseKind", "DType", "Expectation", "Finding", "GraphCase", "Outcome",
     "ProgramCase", "Reduction", "Ref", "Tensor", "TriageTools", "dtype_name", "kind_of",
 ]

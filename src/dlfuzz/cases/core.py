@@ -37,6 +37,10 @@ COMPLEX_DTYPES = ("complex64", "complex128")
 INT_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 
 STATUSES = ("ok", "exception", "crash", "timeout", "oom")
+# The exception type of a case whose outputs the worker computed but would not send, for
+# their size (``executor.worker.MAX_OUTPUT_BYTES``): the library returned, so an oracle
+# that asks "did it accept the input?" must read it as a result, not a rejection.
+OUTPUT_TOO_LARGE = "OutputTooLarge"
 
 
 _NAME_OF: dict[np.dtype, str] = {dt: name for name, dt in DTYPES.items()}

@@ -26,7 +26,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 from dlfuzz.backends.base import NativeCrash, StageError
-from dlfuzz.cases import DTYPES, ApiCase, Outcome, dtype_name
+from dlfuzz.cases import DTYPES, OUTPUT_TOO_LARGE, ApiCase, Outcome, dtype_name
 from dlfuzz.executor import protocol
 
 # Lower-case fragments of "type: message" meaning an allocation failed. TF eager says
@@ -38,6 +38,18 @@ _OOM_MARKERS = (
     "oom when allocating",
 )
 _DTYPE_NAMES = {dtype: name for name, dtype in DTYPES.items()}
+# The most output bytes one case may send to the host. A library asked for a range of
+# 3e8 elements returns it within the worker's address-space limit; the host would hold
+# every backend's copy and widen each to float64 to judge it, and one campaign's host
+# reached 21 GB and was killed by the kernel. Nothing dlfuzz generates needs that much
+# (its widest inputs, the `large` edge groups, hold 2**17 elements), so a case over the
+# limit ends as an ``OutputTooLarge`` exception of stage "fetch": the library computed
+# it, dlfuzz declines to compare it, and the oracles read the message as a rejection.
+MAX_OUTPUT_BYTES = 64 << 20
+
+
+class OutputTooLarge(Exception):
+    """A case's outputs exceed ``MAX_OUTPUT_BYTES``: not sent to the host."""
 
 
 def classify_exception(exc: BaseException) -> str:
@@ -67,6 +79,19 @@ def _tensor_wire(array: Any) -> tuple[str, tuple[int, ...], bytes]:
     return name, arr.shape, arr.tobytes()
 
 
+def _encode_outputs(outputs: Any) -> tuple[tuple[str, tuple[int, ...], bytes], ...]:
+    """Every output as its wire tuple, once their total size is known to be within
+    ``MAX_OUTPUT_BYTES`` (checked before any copy is made)."""
+    arrays = [np.asarray(a) for a in outputs]
+    total = sum(a.nbytes for a in arrays)
+    if total > MAX_OUTPUT_BYTES:
+        shapes = ", ".join(f"{a.dtype}{list(a.shape)}" for a in arrays[:4])
+        raise OutputTooLarge(
+            f"outputs of {total / 2**20:,.0f} MiB ({shapes}) are too large to compare: "
+            f"dlfuzz sends at most {MAX_OUTPUT_BYTES >> 20} MiB per case to the host")
+    return tuple(map(_tensor_wire, arrays))
+
+
 def execute(backend: Any, case: ApiCase) -> tuple[Any, ...]:
     """Run one case; its outcome as ``protocol``'s wire tuple. Library errors are values.
 
@@ -75,8 +100,11 @@ def execute(backend: Any, case: ApiCase) -> tuple[Any, ...]:
     """
     start = perf_counter()
     try:
-        encoded = tuple(map(_tensor_wire, backend.run(case)))
+        encoded = _encode_outputs(backend.run(case))
         status, exc_type, message, stage = "ok", "", "", "call"
+    except OutputTooLarge as too_large:
+        status, exc_type, message, stage, encoded = ("exception", OUTPUT_TOO_LARGE,
+                                                     str(too_large), "fetch", ())
     except StageError as err:
         exc = err.__cause__ or err
         status = classify_exception(exc)

@@ -23,7 +23,7 @@ unknown origin counts as a hand-table one (the weakest evidence).
 
 from __future__ import annotations
 
-from dlfuzz.cases import ApiCase, Finding, Outcome
+from dlfuzz.cases import OUTPUT_TOO_LARGE, ApiCase, Finding, Outcome
 from dlfuzz.oracles.base import Oracle, OracleContext, finding
 
 UNKNOWN_SOURCE = "hand table: source not recorded"
@@ -49,7 +49,7 @@ class BoundaryOracle(Oracle):
         for backend, o in outcomes.items():
             if ctx.library_of.get(backend, backend) != library:
                 continue
-            if o.ok:
+            if o.ok or o.exc_type == OUTPUT_TOO_LARGE:  # a result, too large to send
                 found.append(finding(
                     self.name, "boundary", case, backend, o.stage,
                     f"accepted an invalid input: it breaks `{broken}` and {case.api} "
