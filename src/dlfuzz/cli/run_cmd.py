@@ -46,7 +46,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-reduce", action="store_true", help="skip reduction of confirmed bugs")
     p.add_argument("--max-cases", type=int, help="stop after this many cases")
     p.add_argument("--apis", help="comma-separated API names to fuzz (default: all)")
-    p.add_argument("--method", help="model engine method: lemon (default) or dljsfuzzer")
+    p.add_argument("--method", help="model engine method: lemon (default), dljsfuzzer, or "
+                                    "synth (graphs built op by op from the op catalog)")
     p.add_argument("--seed-model", action="append", metavar="NAME|PATH",
                    help="model engine seed: lenet5, alexnet, resnet, mobilenet, vgg, lstm, "
                         "gru, identity, or a .keras/.h5/.onnx/.json file (repeatable)")

@@ -22,7 +22,9 @@ from dlfuzz.errors import Rejected, UsageError
 from dlfuzz.ir.model import Model
 from dlfuzz.libraries import resolve
 
-DEFAULT_SEEDS = {"lemon": ("lenet5",), "dljsfuzzer": ("identity",)}
+# synth takes no seed: it builds every graph from the op catalog.
+DEFAULT_SEEDS: dict[str, tuple[str, ...]] = {"lemon": ("lenet5",), "dljsfuzzer": ("identity",),
+                                             "synth": ()}
 
 
 @dataclass

@@ -13,6 +13,7 @@ from dlfuzz.engines.base import EngineSettings
 METHODS: dict[str, str] = {
     "lemon": "dlfuzz.engines.model.lemon:LemonMethod",
     "dljsfuzzer": "dlfuzz.engines.model.dljsfuzzer:DljsMethod",
+    "synth": "dlfuzz.engines.model.synth:SynthMethod",
 }
 
 
@@ -22,7 +23,7 @@ class ModelEngineSettings(EngineSettings):
 
     engine: ClassVar[str] = "model"
 
-    method: str = "lemon"  # lemon | dljsfuzzer
+    method: str = "lemon"  # lemon | dljsfuzzer | synth
     # seeds: built-in names or .keras/.h5/.onnx/.json files (empty: the method's default)
     seed_models: tuple[str, ...] = field(default=(), metadata={"flag": "--seed-model"})
     inputs_per_model: int = 4  # input sets run per generated model
@@ -30,6 +31,10 @@ class ModelEngineSettings(EngineSettings):
     def validate(self) -> None:
         if self.method not in METHODS:
             raise self.invalid("method", f"choose one of {', '.join(METHODS)}")
+        if self.method == "synth" and self.seed_models:
+            raise self.invalid("seed_models", "--method synth builds every graph from the op "
+                                              "catalog and takes no seed model; leave it out "
+                                              "or choose --method lemon or dljsfuzzer")
         if isinstance(self.inputs_per_model, bool) or self.inputs_per_model < 1:
             raise self.invalid("inputs_per_model", "must be at least 1")
 

@@ -1,0 +1,258 @@
+"""Graphs synthesized operator by operator from the IR's op specs (``--method synth``).
+
+LEMON and DLJSFuzzer mutate seed models, so what they run looks like their seeds:
+DLJSFuzzer's graphs are mostly the Identity and Dropout of its seed chain, LEMON's the
+few CNNs it starts from. A synthesized graph grows from fresh inputs instead, one node
+at a time:
+
+* the next op kind is drawn from the whole catalog (Identity and Dropout rarely);
+* its operands are values already in the graph; a merge takes operands whose shapes its
+  rule accepts (the same shape for Add, all but the axis for Concat, inner dimensions for
+  MatMul), found among those values;
+* its attributes are drawn for the operand's type (a kernel no larger than the input, a
+  permutation of its axes, a factorization of its size for Reshape);
+* the op's own shape rule (``OpKind.infer_node``) accepts or rejects the candidate, and a
+  rejected one is drawn again. Every graph is valid by construction, and the catalog's
+  rules are the only constraint store: no solver is needed for the agreements they check.
+
+A graph computes in one float dtype, drawn per graph (float32 most often, float64,
+float16 and bfloat16 too), with values of at most ``MAX_ELEMENTS`` elements. Its outputs
+are the values no node reads. Each graph is a fresh draw, so the method never runs dry;
+``learn`` keeps per-op counts for the report (``op_counts``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from dlfuzz.engines.model.engine import ModelResult, Proposal
+from dlfuzz.ir.graph import Graph, Node, freeze_attrs
+from dlfuzz.ir.model import Model
+from dlfuzz.ir.ops import CATALOG, OpKind
+from dlfuzz.ir.types import InvalidGraph, TensorType
+from dlfuzz.ir.weights import init_model, random_inputs
+
+# The compute dtype of a graph, with its probability: float32 is what models run in;
+# float64 is the reference's dtype; float16 and bfloat16 are where kernels differ most.
+DTYPES = (("float32", 0.55), ("float64", 0.15), ("float16", 0.15), ("bfloat16", 0.15))
+NODES = (6, 14)  # nodes per graph, drawn uniformly (NNSmith's default is 10)
+MAX_ELEMENTS = 1 << 16  # per value: enough for real kernels, small enough to run fast
+INPUT_ELEMENTS = 1 << 12  # a graph input's size at most
+# Relative weights of op kinds (1 for every kind not listed). Identity and Dropout (an
+# identity at inference) compute nothing: a graph should hold real operators.
+OP_WEIGHTS = {"Identity": 0.05, "Dropout": 0.05}
+# Candidates drawn for one op kind before another kind is drawn, and kinds drawn for one
+# node before the graph ends with what it has. Half the catalog needs a rank of 3-5 (the
+# 1D-3D families), so a rank-2 value fits about one kind in two.
+ATTEMPTS = 6
+STEPS = 24
+
+
+class SynthMethod:
+    """The model engine's method protocol: ``propose`` a model, ``learn`` from its run."""
+
+    def __init__(self, seeds: Sequence[tuple[str, Model]], rng: np.random.Generator,
+                 inputs_per_model: int) -> None:
+        # Seeds are not used: every graph is synthesized from nothing. The argument is the
+        # model methods' common constructor.
+        self.rng = rng
+        self.inputs_per_model = inputs_per_model
+        self.kinds = sorted(CATALOG)
+        weights = np.array([OP_WEIGHTS.get(k, 1.0) for k in self.kinds])
+        self.op_p = weights / weights.sum()
+        self.graphs = 0
+        self.rejected = 0  # candidate nodes the op rules refused
+        self.op_counts: Counter[str] = Counter()
+
+    # ---- the method protocol ------------------------------------------------------------
+    def propose(self) -> Proposal:
+        graph = self.graph()
+        model = init_model(graph, self.rng)
+        inputs = [(model, random_inputs(graph, self.rng)) for _ in range(self.inputs_per_model)]
+        self.graphs += 1
+        self.op_counts.update(graph.ops())
+        origin = (("method", "synth"), ("nodes", str(len(graph.nodes))),
+                  ("dtype", graph.dtype))
+        return Proposal(model, inputs, "model:synth", origin)
+
+    def learn(self, result: ModelResult) -> None:
+        """Nothing steers the draws yet: every graph is independent of the last."""
+
+    # ---- synthesis ----------------------------------------------------------------------
+    def graph(self) -> Graph:
+        """One valid graph of ``NODES`` nodes (fewer if no op fits any more)."""
+        while True:
+            graph = self._try_graph()
+            if graph is not None:
+                return graph
+
+    def _try_graph(self) -> Graph | None:
+        """A graph grown from a drawn input; None when no op fitted that input."""
+        dtype = self._dtype()
+        inputs = [self._input_type(dtype)]
+        if self.rng.random() < 0.3:  # a second input, sometimes of the same shape
+            inputs.append(inputs[0] if self.rng.random() < 0.5 else self._input_type(dtype))
+        types: dict[str, TensorType] = {f"x{i}": t for i, t in enumerate(inputs)}
+        nodes: list[Node] = []
+        target = int(self.rng.integers(NODES[0], NODES[1] + 1))
+        while len(nodes) < target:
+            node = self._next_node(types, f"n{len(nodes)}")
+            if node is None:
+                break
+            nodes.append(node)
+            types[node.id] = CATALOG[node.op].infer_node([types[v] for v in node.inputs],
+                                                         node.a)
+        if not nodes:
+            return None
+        read = {v for n in nodes for v in n.inputs}
+        outputs = [n.id for n in nodes if n.id not in read]
+        return Graph(tuple(inputs), tuple(nodes), tuple(outputs)).check()
+
+    def _dtype(self) -> str:
+        p = np.array([share for _, share in DTYPES])
+        return DTYPES[int(self.rng.choice(len(DTYPES), p=p / p.sum()))][0]
+
+    def _input_type(self, dtype: str) -> TensorType:
+        """Batch, then 1-3 spatial dims or none, then channels; at most INPUT_ELEMENTS."""
+        rank = int(self.rng.choice([2, 3, 4, 5], p=[0.15, 0.3, 0.4, 0.15]))
+        while True:
+            shape = (int(self.rng.integers(1, 4)),
+                     *[int(self.rng.integers(1, 13)) for _ in range(rank - 2)],
+                     int(self.rng.integers(1, 9)))
+            if int(np.prod(shape)) <= INPUT_ELEMENTS:
+                return TensorType(shape, dtype)
+
+    def _next_node(self, types: dict[str, TensorType], node_id: str) -> Node | None:
+        for _ in range(STEPS):
+            op = CATALOG[self.kinds[int(self.rng.choice(len(self.kinds), p=self.op_p))]]
+            for _ in range(ATTEMPTS):
+                candidate = self._candidate(op, types, node_id)
+                if candidate is not None:
+                    return candidate
+                self.rejected += 1
+        return None
+
+    def _candidate(self, op: OpKind, types: dict[str, TensorType], node_id: str
+                   ) -> Node | None:
+        """One draw of operands and attributes for ``op``; None if its rule refuses it."""
+        names = list(types)
+        # Later values are likelier operands: the graph grows deep, not only wide.
+        p = np.arange(1, len(names) + 1, dtype=float)
+        first = names[int(self.rng.choice(len(names), p=p / p.sum()))]
+        x = types[first]
+        try:
+            attrs = {a.name: self._attr(op, a.name, a.kind, a.choices, a.default, x)
+                     for a in op.attrs}
+            operands = [first] + self._partners(op, first, attrs, types)
+            out = op.infer_node([types[v] for v in operands], attrs)
+        except InvalidGraph:
+            return None
+        if out.size > MAX_ELEMENTS or any(d <= 0 for d in out.shape):
+            return None
+        return Node(node_id, op.name, tuple(operands), freeze_attrs(op.complete(attrs)))
+
+    def _partners(self, op: OpKind, first: str, attrs: dict[str, Any],
+                  types: dict[str, TensorType]) -> list[str]:
+        """The other operands of a merge: values whose shapes its rule accepts."""
+        lo = op.arity[0]
+        if op.family != "merge":
+            return []
+        x = types[first]
+        fits: Callable[[TensorType], bool]
+        if op.name == "MatMul":
+            fits = lambda t: (t.rank == 3 and x.rank == 3  # noqa: E731
+                              and t.shape[0] == x.shape[0] and t.shape[1] == x.shape[2])
+        elif op.name == "Concat":
+            axis = attrs["axis"]
+            fits = lambda t: t.rank == x.rank and all(  # noqa: E731
+                t.shape[i] == x.shape[i] for i in range(x.rank) if i != axis)
+        else:
+            fits = lambda t: t.shape == x.shape  # noqa: E731
+        pool = [v for v, t in types.items() if fits(t)]
+        others = [v for v in pool if v != first] or pool
+        if not others:
+            raise InvalidGraph(f"no operand fits {op.name} beside {x}")
+        count = max(lo, 2) - 1
+        return [others[int(self.rng.integers(len(others)))] for _ in range(count)]
+
+    def _attr(self, op: OpKind, name: str, kind: str, choices: tuple[Any, ...],
+              default: Any, x: TensorType) -> Any:
+        """A value of attribute ``name`` drawn for an operand of type ``x``."""
+        rng, n = self.rng, op.spatial
+        spatial = x.shape[1:-1] if x.rank >= 3 else ()
+        if choices:
+            return choices[int(rng.integers(len(choices)))]
+        if name in ("filters", "units"):
+            return int(rng.integers(1, 17))
+        if name == "depth_multiplier":
+            return int(rng.integers(1, 4))
+        if name in ("kernel_size", "pool_size"):
+            sizes = spatial if len(spatial) == n else (3,) * n
+            return tuple(int(rng.integers(1, max(1, min(s, 5)) + 1)) for s in sizes)
+        if name == "strides":
+            if kind == "ints" and op.family == "pool" and rng.random() < 0.5:
+                return ()  # the pool's own default: its pool size
+            return tuple(int(rng.integers(1, 4)) if rng.random() < 0.5 else 1
+                         for _ in range(n))
+        if name == "dilation_rate":
+            return tuple(int(rng.integers(1, 4)) if rng.random() < 0.3 else 1
+                         for _ in range(n))
+        if name == "size":  # UpSampling
+            return tuple(int(rng.integers(1, 4)) for _ in range(n))
+        if name == "padding" and kind == "pairs":
+            return tuple((int(rng.integers(0, 3)), int(rng.integers(0, 3))) for _ in range(n))
+        if name == "cropping":
+            sizes = spatial if len(spatial) == n else (2,) * n
+            return tuple(_split(int(rng.integers(0, max(s - 1, 0) + 1)), rng) for s in sizes)
+        if name == "target_shape":
+            return _factorization(x.size // x.shape[0], int(rng.integers(1, 5)), rng)
+        if name == "dims":  # Transpose: a permutation of the non-batch axes
+            return tuple(int(d) for d in rng.permutation(np.arange(1, x.rank)))
+        if name == "axis":  # Concat, Softmax: a non-batch axis
+            return int(rng.integers(1, x.rank)) if x.rank > 1 else -1
+        if name == "axes":  # ReduceMean/ReduceMax: a non-empty set of non-batch axes
+            if x.rank < 2:
+                return (1,)
+            count = int(rng.integers(1, x.rank))
+            return tuple(sorted(int(a) for a in rng.choice(np.arange(1, x.rank), count,
+                                                           replace=False)))
+        if name == "n":  # RepeatVector
+            return int(rng.integers(1, 5))
+        if name == "max_value":
+            return None if rng.random() < 0.5 else float(np.round(rng.uniform(0.1, 6.0), 2))
+        if name in ("alpha", "theta"):
+            return float(np.round(rng.uniform(0.01, 1.0), 3))
+        if name == "epsilon":
+            return float(10.0 ** rng.uniform(-5, -1))
+        if name == "rate":
+            return float(np.round(rng.uniform(0.0, 0.5), 2))
+        if kind == "bool":
+            return bool(rng.random() < 0.5)
+        return default
+
+
+def _split(total: int, rng: np.random.Generator) -> tuple[int, int]:
+    """``total`` as a (before, after) pair."""
+    before = int(rng.integers(0, total + 1))
+    return before, total - before
+
+
+def _factorization(size: int, parts: int, rng: np.random.Generator) -> tuple[int, ...]:
+    """``size`` as a product of ``parts`` positive factors, in random order."""
+    factors: list[int] = []
+    d, rest = 2, size
+    while d * d <= rest:
+        while rest % d == 0:
+            factors.append(d)
+            rest //= d
+        d += 1
+    if rest > 1:
+        factors.append(rest)
+    dims = [1] * parts
+    for f in factors:
+        dims[int(rng.integers(parts))] *= f
+    return tuple(dims)

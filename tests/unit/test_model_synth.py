@@ -1,0 +1,76 @@
+"""``--method synth``: graphs built operator by operator from the op catalog."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from dlfuzz.engines.model.engine import ModelEngine
+from dlfuzz.engines.model.settings import ModelEngineSettings
+from dlfuzz.engines.model.synth import MAX_ELEMENTS, NODES, SynthMethod, _factorization
+from dlfuzz.ir.graph import FLOAT_GRAPH_DTYPES
+from dlfuzz.ir.model import Model
+from dlfuzz.ir.ops import CATALOG
+
+
+@pytest.fixture(scope="module")
+def models() -> list[Model]:
+    method = SynthMethod([], np.random.default_rng(3), inputs_per_model=2)
+    return [method.propose().model for _ in range(300)]
+
+
+def test_every_graph_is_valid_and_of_the_drawn_size(models: list[Model]) -> None:
+    for model in models:
+        model.check()  # graph and weights agree with every op's rules
+        g = model.graph
+        assert 1 <= len(g.nodes) <= NODES[1]
+        assert max(t.size for t in g.types().values()) <= MAX_ELEMENTS
+        read = {v for n in g.nodes for v in n.inputs}
+        assert set(g.outputs) == {n.id for n in g.nodes} - read  # the leaves
+    assert np.median([len(m.graph.nodes) for m in models]) >= NODES[0]
+
+
+def test_graphs_hold_real_operators_of_every_kind_and_dtype(models: list[Model]) -> None:
+    ops = Counter(op for m in models for op in m.graph.ops())
+    assert set(CATALOG) - set(ops) <= {"Identity", "Dropout"}  # drawn 1 in 20 as often
+    assert (ops["Identity"] + ops["Dropout"]) / sum(ops.values()) < 0.02
+    dtypes = Counter(m.graph.dtype for m in models)
+    assert set(dtypes) == set(FLOAT_GRAPH_DTYPES)
+    assert dtypes["float32"] > dtypes["float64"]
+    # Merges join values of the graph: some graphs are DAGs, not chains.
+    assert sum(any(len(n.inputs) > 1 for n in m.graph.nodes) for m in models) > 100
+
+
+def test_the_same_seed_draws_the_same_graphs() -> None:
+    def digests(seed: int) -> list[str]:
+        method = SynthMethod([], np.random.default_rng(seed), inputs_per_model=1)
+        return [method.propose().model.digest() for _ in range(5)]
+
+    assert digests(7) == digests(7) != digests(8)
+
+
+def test_factorization_keeps_the_size() -> None:
+    rng = np.random.default_rng(0)
+    for size in (1, 7, 12, 360, 4096):
+        for parts in (1, 2, 4):
+            dims = _factorization(size, parts, rng)
+            assert len(dims) == parts and int(np.prod(dims)) == size
+
+
+def test_the_model_engine_never_runs_dry_with_synth() -> None:
+    settings = ModelEngineSettings(method="synth", inputs_per_model=3)
+    engine = ModelEngine.from_settings(1, ("torch", "jax"), None, settings)
+    for batch in range(20):
+        engine.reseed(batch)
+        cases = engine.propose(24)
+        assert len(cases) == 24  # 8 models of 3 inputs, every batch
+        assert {dict(c.origin)["method"] for c in cases} == {"synth"}
+
+
+def test_a_seed_model_with_synth_is_an_error_naming_the_fix() -> None:
+    from dlfuzz.errors import UsageError
+
+    with pytest.raises(UsageError, match="--seed-model .*takes no seed model"):
+        ModelEngineSettings(method="synth", seed_models=("lenet5",))
