@@ -6,7 +6,7 @@ oracles judge every case and the engine learns. Warm-up (worker start, first com
 is not counted. Sets: {torch, ort} (the NNSmith comparison: 17.6 models/s on this
 machine), with ort-noopt, and with the compiled backends (torch-compile, jax-jit,
 tf-xla). Graphs are DLJSFuzzer mutants of a 10-node identity chain (``--method``
-switches to LEMON mutants of LeNet-5). Then the mean pairwise edit distance of the
+switches to LEMON mutants of LeNet-5, or to synthesized graphs with ``synth``). Then the mean pairwise edit distance of the
 generated models (DLJSFuzzer reported 6.46).
 
 Run: ``.venv/bin/python benchmarks/models.py [--seconds 30]``.
@@ -41,7 +41,8 @@ def run_set(backends: list[str], seconds: float, warmup: float, method: str, see
     library_of = {b: c.library for b, c in classes.items()}
     compiled = {b: c.compiled for b, c in classes.items()}
     engine = ModelEngine(seed=3, libraries=tuple(dict.fromkeys(library_of.values())),
-                         method=method, seed_models=(seed,), inputs_per_model=inputs)
+                         method=method, seed_models=(seed,) if seed else (),
+                         inputs_per_model=inputs)
     oracles = [o for o in (registry.load("oracle", n)() for n in registry.names("oracle"))
                if "graph" in getattr(o, "case_kinds", ("api", "graph"))]
     graphs = []
@@ -91,10 +92,14 @@ def main() -> None:
     ap.add_argument("--warmup", type=float, default=20.0)
     ap.add_argument("--inputs", type=int, default=1, help="input sets per model")
     ap.add_argument("--method", default="dljsfuzzer")
-    ap.add_argument("--seed-model", default="identity")
+    ap.add_argument("--seed-model", default=None,
+                    help="the method's seed (default: identity for dljsfuzzer, lenet5 for "
+                         "lemon, none for synth)")
     ap.add_argument("--only", type=int, nargs="*", default=None,
                     help="run only these backend sets (1-based, in the order printed)")
     args = ap.parse_args()
+    if args.seed_model is None:
+        args.seed_model = {"dljsfuzzer": "identity", "lemon": "lenet5"}.get(args.method, "")
     print(f"method {args.method}, seed {args.seed_model}, {args.inputs} input set(s) per "
           f"model, {args.seconds:.0f} s measured after {args.warmup:.0f} s warm-up")
     graphs: list = []
@@ -105,8 +110,10 @@ def main() -> None:
                     args.inputs)
         graphs = graphs or r["graphs"]
         nodes = np.mean([len(g.nodes) for g in r["graphs"]]) if r["graphs"] else 0
+        kinds = {op for g in r["graphs"] for op in g.ops()}
+        dtypes = sorted({g.dtype for g in r["graphs"]})
         print(f"{label:58s} {r['models_per_s']:8.1f} models/s  ({r['models']} models, "
-              f"mean {nodes:.1f} nodes)")
+              f"mean {nodes:.1f} nodes, {len(kinds)} op kinds, {'/'.join(dtypes)})")
     print(f"mean pairwise edit distance of {len(graphs)} generated models: "
           f"{mean_edit_distance(graphs):.2f} (DLJSFuzzer: 6.46)")
 

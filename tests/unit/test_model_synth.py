@@ -74,3 +74,18 @@ def test_a_seed_model_with_synth_is_an_error_naming_the_fix() -> None:
 
     with pytest.raises(UsageError, match="--seed-model .*takes no seed model"):
         ModelEngineSettings(method="synth", seed_models=("lenet5",))
+
+
+def test_a_method_giving_up_on_a_parent_does_not_shorten_the_batch() -> None:
+    """A mutation method returns None when every rule refused its parent; the engine draws
+    again instead of ending the batch (DLJSFuzzer campaigns had half their batches empty)."""
+    engine = ModelEngine(seed=1, libraries=("torch",), method="synth", inputs_per_model=2)
+    real = engine.method.propose
+    calls = {"n": 0}
+
+    def gives_up_every_other_time():  # type: ignore[no-untyped-def]
+        calls["n"] += 1
+        return None if calls["n"] % 2 else real()
+
+    engine.method.propose = gives_up_every_other_time  # type: ignore[method-assign]
+    assert len(engine.propose(16)) == 16 and engine.dry_draws == 8

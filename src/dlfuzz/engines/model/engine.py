@@ -22,6 +22,10 @@ from dlfuzz.errors import Rejected, UsageError
 from dlfuzz.ir.model import Model
 from dlfuzz.libraries import resolve
 
+# A mutation method gives up on a parent whose every drawn rule refused it; the engine
+# then asks again (the method draws another parent), up to this many draws per model of
+# the batch, so a batch comes back empty only if every parent is stuck.
+DRAWS_PER_MODEL = 8
 # synth takes no seed: it builds every graph from the op catalog.
 DEFAULT_SEEDS: dict[str, tuple[str, ...]] = {"lemon": ("lenet5",), "dljsfuzzer": ("identity",),
                                              "synth": ()}
@@ -94,6 +98,7 @@ class ModelEngine(Engine):
         self._case_model: dict[str, str] = {}
         self.models_proposed = 0
         self.models_learned = 0
+        self.dry_draws = 0  # proposals a method gave up on (a new parent is drawn)
 
     def reseed(self, batch: int | None) -> None:
         self.rng = np.random.default_rng([self.seed, batch or 0])
@@ -102,10 +107,14 @@ class ModelEngine(Engine):
     def propose(self, n: int) -> list[GraphCase]:
         cases: list[GraphCase] = []
         budget = max(1, min(self.models_per_batch, n // self.inputs_per_model or 1))
-        for _ in range(budget):
+        models = draws = 0
+        while models < budget and draws < budget * DRAWS_PER_MODEL:
+            draws += 1
             proposal = self.method.propose()
-            if proposal is None:
-                break
+            if proposal is None:  # every rule refused this parent: draw another
+                self.dry_draws += 1
+                continue
+            models += 1
             self.models_proposed += 1
             key = f"m{self.models_proposed}"
             self._open[key] = ModelResult(proposal)
