@@ -115,7 +115,7 @@ def test_fault_becomes_its_outcome_and_the_worker_still_serves(
 
 def test_an_output_too_large_to_compare_stays_in_the_worker(worker: Worker) -> None:
     """96 MiB of output is not sent: the host would hold it per backend and widen it to
-    float64 (one campaign's host was killed at 21 GB). It is an exception of stage
+    float64 (likely why one campaign's host was killed at 21 GB). It is an exception of stage
     "fetch" that the status oracle reads as a deliberate rejection, never a finding."""
     from dlfuzz.executor.worker import MAX_OUTPUT_BYTES
     from dlfuzz.oracles.status import is_deliberate_rejection

@@ -40,8 +40,8 @@ _OOM_MARKERS = (
 _DTYPE_NAMES = {dtype: name for name, dtype in DTYPES.items()}
 # The most output bytes one case may send to the host. A library asked for a range of
 # 3e8 elements returns it within the worker's address-space limit; the host would hold
-# every backend's copy and widen each to float64 to judge it, and one campaign's host
-# reached 21 GB and was killed by the kernel. Nothing dlfuzz generates needs that much
+# every backend's copy and widen each to float64 to judge it (the likeliest cause of a
+# campaign's host killed by the kernel at 21 GB). Nothing dlfuzz generates needs that much
 # (its widest inputs, the `large` edge groups, hold 2**17 elements), so a case over the
 # limit ends as an ``OutputTooLarge`` exception of stage "fetch": the library computed
 # it, dlfuzz declines to compare it, and the oracles read the message as a rejection.
