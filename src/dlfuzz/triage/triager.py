@@ -161,21 +161,25 @@ class Triage:
         return bug_id, True
 
     def _describe_reduced(self, bug_id: str, finding: Finding, case: ApiCase,
-                          details: dict[str, Any]) -> dict[str, Any]:
+                          details: dict[str, Any],
+                          case_findings: Sequence[Finding]) -> dict[str, Any]:
         """The bug as its reduced case shows it. Reduction replaces NaN/Inf inputs by
         finite values where the bug survives, so the reduced finding may no longer
         involve special values: its severity, message and details are the ones that
         hold. The root-cause key follows; when another confirmed bug has the new key
         already, this one is a place of it (status ``duplicate``, ``duplicate_of`` in its
         details): one mechanism is never listed twice (tf ``floordiv`` found first on
-        float64 and again on float16 NaN-free infinities, both demoted once reduced)."""
+        float64 and again on float16 NaN-free infinities, both demoted once reduced).
+        ``case_findings`` are every finding of the reduced case: a compiled mode's bug
+        that its eager sibling shows there too is the library's (``jax-jit`` reduced to a
+        case where eager ``jax`` is as wrong is a place of the jax bug)."""
         details = {**dict(finding.details),
                    **({"not_confirmed": details["not_confirmed"]}
                       if "not_confirmed" in details else {})}
         severity = finding_severity(finding, case)
         fields: dict[str, Any] = {"message": finding.message, "details": details,
                                   "severity": severity}
-        key = self.root_cause(finding, case, (finding,))
+        key = self.root_cause(finding, case, case_findings)
         other = self.store.confirmed_bug_by_root_cause(key)
         fields["root_cause"] = key
         if other is not None and other.id != bug_id:
@@ -291,7 +295,7 @@ class Triage:
                 "reduce_seconds": round(time.perf_counter() - t0, 3),
                 "reduce_cut": result.cut}
         self.store.update_bug(bug_id, reduced_blob=self.store.blobs.put(result.case))
-        details = self._describe_reduced(bug_id, same[0], result.case, details)
+        details = self._describe_reduced(bug_id, same[0], result.case, details, findings)
         self.write(bug_id, same[0], result.case, outcomes, meta)
         return same[0], details
 

@@ -68,7 +68,7 @@ from dlfuzz.engines.api.schedule import (
     message_key,
     violate_share,
 )
-from dlfuzz.engines.api.settings import GENERATORS, ApiEngineSettings
+from dlfuzz.engines.api.settings import GENERATORS, ApiEngineSettings, NumpyApiEngineSettings
 from dlfuzz.engines.base import Engine, EngineSettings
 from dlfuzz.errors import UsageError
 from dlfuzz.libraries import of_backend
@@ -695,7 +695,7 @@ class NumpyApiEngine(ApiEngine):
     with their torch, jax and tf counterparts), in larger signature groups."""
 
     name = "numpy-api"
-    settings_class = EngineSettings  # no options: the set's APIs are drawn by their rules
+    settings_class = NumpyApiEngineSettings  # the set's APIs are drawn by their rules
 
     def __init__(self, seed: int = 0, libraries: Sequence[str] = ("numpy", "torch", "jax", "tf"),
                  apis: Iterable[str] | None = None, group_size: tuple[int, int] = (8, 16),

@@ -38,10 +38,28 @@ class ApiEngineSettings(EngineSettings):
             raise self.invalid("violate_share", "give a share in [0, 1]")
         if isinstance(self.edge_share, bool) or not 0.0 <= self.edge_share <= 1.0:
             raise self.invalid("edge_share", "give a share in [0, 1]")
-        if (isinstance(self.signature_inputs, bool) or not isinstance(self.signature_inputs, int)
-                or self.signature_inputs < 0):
-            raise self.invalid("signature_inputs",
-                               "give a whole number of inputs, or 0 to adapt to compile cost")
+        _check_signature_inputs(self)
 
     def check_files(self) -> None:
         self.require_files("spec_files", self.spec_files, "spec file")
+
+
+@dataclass(frozen=True)
+class NumpyApiEngineSettings(EngineSettings):
+    """Options of ``NumpyApiEngine`` (``--engine numpy-api``): its APIs are drawn by their
+    shape rules, so the only choice is how many inputs a signature gets."""
+
+    engine: ClassVar[str] = "numpy-api"
+
+    # as ApiEngineSettings.signature_inputs
+    signature_inputs: int = 0
+
+    def validate(self) -> None:
+        _check_signature_inputs(self)
+
+
+def _check_signature_inputs(settings: ApiEngineSettings | NumpyApiEngineSettings) -> None:
+    value = settings.signature_inputs
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise settings.invalid("signature_inputs",
+                               "give a whole number of inputs, or 0 to adapt to compile cost")
