@@ -353,6 +353,21 @@ def test_confirmation_reruns_the_guilty_backend_and_every_eager_one(harness: Har
     assert triage.needed_backends(blaming("numpy")) == ["numpy", "torch"]
 
 
+def test_a_library_run_only_compiled_is_in_every_confirmation(harness: Harness,
+                                                              store: Store) -> None:
+    """torch vs ort (ORT with graph optimizations, a compiled mode, and no ort-noopt): a
+    torch finding's re-runs need ort, the only other library, or the disagreement the
+    finding came from is gone and every such finding is called flaky."""
+    from dlfuzz.backends.ort_backend import OrtBackend
+    from dlfuzz.backends.torch_backend import TorchBackend
+
+    triage = Triage(store, harness.check, harness.judge,
+                    {"torch": TorchBackend(), "ort": OrtBackend()}, {},
+                    {"torch": False, "ort": True}, TriageSettings())
+    finding = Finding("differential", "numeric", "Conv2D", "torch", "call", "m", "s", "c")
+    assert triage.needed_backends(finding) == ["torch", "ort"]
+
+
 def test_a_bug_whose_reduced_case_has_an_earlier_bugs_root_cause_is_a_duplicate(
         harness: Harness, store: Store):
     # First the planted cumsum bug on finite float32 inputs: a wrong result.

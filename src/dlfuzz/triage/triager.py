@@ -105,9 +105,16 @@ class Triage:
         self.time_left: Callable[[], float] = lambda: float("inf")
 
     def needed_backends(self, finding: Finding) -> list[str]:
-        """The guilty backend, its eager sibling and every eager backend (for references)."""
-        eager = [b for b in self.backends if not self.compiled.get(b)]
-        needed = set(eager) | {finding.guilty_backend}
+        """The guilty backend and every library's eager backends (its eager sibling and
+        the references). A library the campaign runs only in a compiled mode (``ort``
+        without ``ort-noopt``) is there through that mode: a re-run without it lost the
+        disagreement the finding came from, and every torch finding of a torch-vs-ort
+        model campaign was called flaky."""
+        eager = {b for b in self.backends if not self.compiled.get(b)}
+        library_of = {b: getattr(be, "library", b) for b, be in self.backends.items()}
+        covered = {library_of[b] for b in eager}
+        needed = eager | {finding.guilty_backend} | {
+            b for b in self.backends if library_of[b] not in covered}
         return [b for b in self.backends if b in needed]
 
     def root_cause(self, finding: Finding, case: ApiCase,
