@@ -261,3 +261,32 @@ def test_an_integer_result_from_inputs_that_overflow_is_demoted() -> None:
     small = ApiCase("square", (Tensor.from_numpy(np.array([46340, 3], dtype=np.int32)),),
                     (("torch", Call("torch.square", (Ref(0),))),))
     assert _integer_overflow(small, "int32") == ""
+
+
+def test_a_low_precision_model_within_its_depth_of_rounding_is_no_finding() -> None:
+    """Off by at most one per-operation tolerance per node, a float16 model says nothing
+    (every layer rounds); further off, or NaN/inf, it is judged as before."""
+    from dlfuzz.ir.graph import GraphBuilder
+    from dlfuzz.oracles.differential import low_precision_rounding
+    from dlfuzz.oracles.reference import Verdict
+
+    b = GraphBuilder((2, 3), dtype="float16")
+    x = "x0"
+    for _ in range(4):
+        x = b.add("Tanh", x)
+    model = GraphCase("model:t", b.build(), (), (), ("torch",))
+
+    def verdict(ratio: float, got: float, dtype: str = "float16") -> tuple[Outcome, Verdict]:
+        actual = np.array([got, 0.5], dtype=dtype)
+        out = Outcome("torch", "ok", (Tensor.from_numpy(actual),))
+        return out, Verdict("torch", (), True, ratio, "numeric",
+                            expected=(np.array([0.25, 0.5], dtype=dtype),),
+                            bad=(np.array([True, False]),), actual=(actual,))
+
+    assert low_precision_rounding(model, *verdict(1.7, 0.2502))
+    assert low_precision_rounding(model, *verdict(4.0, 0.2502))  # four layers, four roundings
+    assert not low_precision_rounding(model, *verdict(9.0, 0.26))
+    assert not low_precision_rounding(model, *verdict(1.7, np.inf))
+    assert not low_precision_rounding(model, *verdict(1.7, 0.2502, "float32"))
+    op = ApiCase("relu", (), ())
+    assert not low_precision_rounding(op, *verdict(1.7, 0.2502))
