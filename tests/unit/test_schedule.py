@@ -96,7 +96,7 @@ def test_groups_grow_with_the_measured_cost_of_a_new_signature() -> None:
 def test_signature_inputs_fix_the_groups_whatever_compilation_costs() -> None:
     """``--signature-inputs 8``: groups of 8, each a new signature, on a machine where
     compilation is dear as where it is free; by default dear compilation reuses
-    signatures (the same signature ids come back)."""
+    signatures (fewer new ones come back)."""
     name = "torch.nn.functional.dropout"
     specs = {name: load_library("torch")[name]}
 

@@ -32,7 +32,7 @@ import numpy as np
 from dlfuzz.engines.model.engine import ModelResult, Proposal
 from dlfuzz.ir.graph import Graph, Node, freeze_attrs
 from dlfuzz.ir.model import Model
-from dlfuzz.ir.ops import CATALOG, OpKind
+from dlfuzz.ir.ops import CATALOG, Attr, OpKind
 from dlfuzz.ir.types import InvalidGraph, TensorType
 from dlfuzz.ir.weights import init_model, random_inputs
 
@@ -100,12 +100,11 @@ class SynthMethod:
         nodes: list[Node] = []
         target = int(self.rng.integers(NODES[0], NODES[1] + 1))
         while len(nodes) < target:
-            node = self._next_node(types, f"n{len(nodes)}")
-            if node is None:
+            drawn = self._next_node(types, f"n{len(nodes)}")
+            if drawn is None:
                 break
+            node, types[node.id] = drawn
             nodes.append(node)
-            types[node.id] = CATALOG[node.op].infer_node([types[v] for v in node.inputs],
-                                                         node.a)
         if not nodes:
             return None
         read = {v for n in nodes for v in n.inputs}
@@ -126,7 +125,8 @@ class SynthMethod:
             if int(np.prod(shape)) <= INPUT_ELEMENTS:
                 return TensorType(shape, dtype)
 
-    def _next_node(self, types: dict[str, TensorType], node_id: str) -> Node | None:
+    def _next_node(self, types: dict[str, TensorType], node_id: str
+                   ) -> tuple[Node, TensorType] | None:
         for _ in range(STEPS):
             op = CATALOG[self.kinds[int(self.rng.choice(len(self.kinds), p=self.op_p))]]
             for _ in range(ATTEMPTS):
@@ -137,28 +137,27 @@ class SynthMethod:
         return None
 
     def _candidate(self, op: OpKind, types: dict[str, TensorType], node_id: str
-                   ) -> Node | None:
-        """One draw of operands and attributes for ``op``; None if its rule refuses it."""
+                   ) -> tuple[Node, TensorType] | None:
+        """One draw of operands and attributes for ``op``, with the type its rule gives
+        the output; None if the rule refuses it."""
         names = list(types)
         # Later values are likelier operands: the graph grows deep, not only wide.
         p = np.arange(1, len(names) + 1, dtype=float)
         first = names[int(self.rng.choice(len(names), p=p / p.sum()))]
         x = types[first]
         try:
-            attrs = {a.name: self._attr(op, a.name, a.kind, a.choices, a.default, x)
-                     for a in op.attrs}
+            attrs = {a.name: self._attr(op, a, x) for a in op.attrs}
             operands = [first] + self._partners(op, first, attrs, types)
             out = op.infer_node([types[v] for v in operands], attrs)
         except InvalidGraph:
             return None
         if out.size > MAX_ELEMENTS or any(d <= 0 for d in out.shape):
             return None
-        return Node(node_id, op.name, tuple(operands), freeze_attrs(op.complete(attrs)))
+        return Node(node_id, op.name, tuple(operands), freeze_attrs(op.complete(attrs))), out
 
     def _partners(self, op: OpKind, first: str, attrs: dict[str, Any],
                   types: dict[str, TensorType]) -> list[str]:
-        """The other operands of a merge: values whose shapes its rule accepts."""
-        lo = op.arity[0]
+        """A merge's second operand: a value whose shape its rule accepts."""
         if op.family != "merge":
             return []
         x = types[first]
@@ -176,13 +175,12 @@ class SynthMethod:
         others = [v for v in pool if v != first] or pool
         if not others:
             raise InvalidGraph(f"no operand fits {op.name} beside {x}")
-        count = max(lo, 2) - 1
-        return [others[int(self.rng.integers(len(others)))] for _ in range(count)]
+        return [others[int(self.rng.integers(len(others)))]]
 
-    def _attr(self, op: OpKind, name: str, kind: str, choices: tuple[Any, ...],
-              default: Any, x: TensorType) -> Any:
-        """A value of attribute ``name`` drawn for an operand of type ``x``."""
+    def _attr(self, op: OpKind, attr: Attr, x: TensorType) -> Any:
+        """A value of ``attr`` drawn for an operand of type ``x``."""
         rng, n = self.rng, op.spatial
+        name, kind, choices = attr.name, attr.kind, attr.choices
         spatial = x.shape[1:-1] if x.rank >= 3 else ()
         if choices:
             return choices[int(rng.integers(len(choices)))]
@@ -232,7 +230,7 @@ class SynthMethod:
             return float(np.round(rng.uniform(0.0, 0.5), 2))
         if kind == "bool":
             return bool(rng.random() < 0.5)
-        return default
+        return attr.default
 
 
 def _split(total: int, rng: np.random.Generator) -> tuple[int, int]:
