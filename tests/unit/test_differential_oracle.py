@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import ml_dtypes
 import numpy as np
 import pytest
 from real_workers import (
@@ -290,3 +291,67 @@ def test_a_low_precision_model_within_its_depth_of_rounding_is_no_finding() -> N
     assert not low_precision_rounding(model, *verdict(1.7, 0.2502, "float32"))
     op = ApiCase("relu", (), ())
     assert not low_precision_rounding(op, *verdict(1.7, 0.2502))
+
+
+def _tanh_model(dtype: str, layers: int = 4) -> GraphCase:
+    from dlfuzz.ir.graph import GraphBuilder
+
+    b = GraphBuilder((1, 2), dtype=dtype)
+    x = "x0"
+    for _ in range(layers):
+        x = b.add("Tanh", x)
+    return GraphCase("model:t", b.build(), (), (), ("torch", "jax", "tf"))
+
+
+def test_a_low_precision_model_far_beyond_its_rounding_is_not_demoted() -> None:
+    """A float16 model 250 tolerances off, where another library's float16 run of the
+    same model stays within one tolerance a node, is a bug (the dtype can do it); 30
+    tolerances (under ten times the budget) or no such peer stays demoted."""
+    from types import SimpleNamespace
+
+    from dlfuzz.oracles.differential import gross_deviation, judgement
+    from dlfuzz.oracles.reference import JudgeSettings, Verdict
+
+    model = _tanh_model("float16")
+    ctx = SimpleNamespace(judge=SimpleNamespace(settings=JudgeSettings()),
+                          library_of={"torch": "torch", "jax": "jax", "jax-jit": "jax",
+                                      "tf": "tf"}, compiled={}, stats={})
+
+    def v(backend: str, ratio: float, dtype: str = "float16") -> Verdict:
+        a = np.array([0.25, 0.5], dtype=dtype)
+        return Verdict(backend, (), ratio > 1, ratio, "numeric", expected=(a,),
+                       bad=(np.array([True, False]),), actual=(a,))
+
+    guilty = v("torch", 250.0)
+    assert "jax" in gross_deviation(model, guilty, [v("jax", 0.8), v("tf", 6.0)], ctx)
+    assert gross_deviation(model, v("torch", 30.0), [v("jax", 0.8)], ctx) == ""
+    # The only peer within the budget is torch's own compiled mode, or another dtype.
+    assert gross_deviation(model, guilty, [v("tf", 6.0)], ctx) == ""
+    assert gross_deviation(model, guilty, [v("jax", 0.8, "float32")], ctx) == ""
+    out = Outcome("torch", "ok", (Tensor.from_numpy(guilty.actual[0]),))
+    details = dict(judgement(model, out, guilty, ctx, [v("jax", 0.8)]))  # type: ignore[arg-type]
+    assert "demoted" not in details and "250 tolerances" in details["gross_deviation"]
+    details = dict(judgement(model, out, guilty, ctx, [v("tf", 6.0)]))  # type: ignore[arg-type]
+    assert "float16 model" in details["demoted"] and "gross_deviation" not in details
+
+
+def test_a_wider_output_of_a_low_precision_model_is_judged_in_the_model_dtype() -> None:
+    """TF under NumPy-style promotion once returned float64 from ``gelu`` of a bfloat16
+    model; judged with float64's tolerance, bfloat16 rounding read as a wrong result
+    thousands of tolerances off. The model's dtype is what its outputs are judged in."""
+    from dlfuzz.oracles.reference import Judge, Reference
+
+    model = _tanh_model("bfloat16", layers=1)
+    reference = np.array([[-0.16961444, -0.16978487]])
+    ref = Reference((reference,), ("jax", "torch"), None, "float64")
+    wide = np.array([[-0.16881561, -0.16937256]])  # bfloat16 arithmetic, float64 out
+    narrow = reference.astype(ml_dtypes.bfloat16)
+    outcomes = {"tf": Outcome("tf", "ok", (Tensor.from_numpy(wide),)),
+                "jax": Outcome("jax", "ok", (Tensor.from_numpy(narrow),))}
+    judge = Judge(lambda cases, backends: [], ["jax", "tf"], {"jax": "jax", "tf": "tf"})
+    verdicts = {v.backend: v for v in judge.verdicts(outcomes, ref, model)}
+    assert not verdicts["tf"].guilty and verdicts["tf"].ratio < 1
+    assert verdicts["tf"].actual[0].dtype.name == "bfloat16"
+    # An API case has no model dtype: its float64 output is judged as float64.
+    api = ApiCase("gelu", (), ())
+    assert judge.verdicts({"tf": outcomes["tf"]}, ref, api)[0].guilty

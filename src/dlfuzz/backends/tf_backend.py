@@ -10,7 +10,7 @@ import numpy as np
 
 from dlfuzz.backends._threads import worker_threads
 from dlfuzz.backends.base import Backend
-from dlfuzz.cases import Call
+from dlfuzz.cases import ApiCase, Call
 from dlfuzz.libraries import get
 
 LIBRARY = get("tf")
@@ -30,8 +30,20 @@ class TfBackend(Backend):
         threads = worker_threads()
         tf.config.threading.set_intra_op_parallelism_threads(threads)
         tf.config.threading.set_inter_op_parallelism_threads(threads)
-        tf.experimental.numpy.experimental_enable_numpy_behavior(prefer_float32=False)
         self.tf = tf
+        self._numpy_behavior = False
+
+    def run_api(self, case: ApiCase) -> tuple[np.ndarray, ...]:
+        """API calls run under TF's NumPy behaviour (``tnp`` functions, NumPy methods on
+        tensors), as their reproducers do (``repro_setup``). It is switched on at the
+        first API case, not at start: it is process-wide and changes type promotion
+        (``tf.nn.gelu`` of a bfloat16 tensor then returns float64), and models run in TF's
+        default mode, as a user's model and the model reproducer do."""
+        if not self._numpy_behavior:
+            self.tf.experimental.numpy.experimental_enable_numpy_behavior(
+                prefer_float32=False)
+            self._numpy_behavior = True
+        return super().run_api(case)
 
     def version(self) -> str:
         return self.tf.__version__

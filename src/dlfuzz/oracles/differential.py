@@ -70,6 +70,7 @@ class DifferentialOracle(Oracle):
         ctx.stats["suspicious"] += len(suspects)
         refs = ctx.judge.references([items[i] for i in suspects])
         guilty: list[tuple[int, Verdict, Reference]] = []
+        peers_of: dict[tuple[int, str], list[Verdict]] = {}
         for i, ref in zip(suspects, refs, strict=True):
             case, outcomes = items[i]
             if ref is None:
@@ -94,12 +95,14 @@ class DifferentialOracle(Oracle):
                 elif v.guilty:
                     guilty.append((i, v, ref))
                     self._sound[(i, v.backend)] = _sound_pair(v.backend, sound, ctx)
+                    peers_of[(i, v.backend)] = [p for p in verdicts if p.backend != v.backend]
         suspects_of = self._localize(items, guilty, ctx)
         for (i, v, ref), suspect in zip(guilty, suspects_of, strict=True):
             case, outcomes = items[i]
             f = self._finding(case, outcomes[v.backend], v, ref.method, ref.libraries, suspect)
             f = replace(f, details=tuple(sorted(
-                f.details + judgement(case, outcomes[v.backend], v, ctx))))
+                f.details + judgement(case, outcomes[v.backend], v, ctx,
+                                      peers_of.get((i, v.backend), ())))))
             # Resting only on dlfuzz-written counterparts: listed, demoted, never blamed.
             f = demote_counterpart_only(f, case, ref.libraries)
             extra = kind_of(case).numeric_details(outcomes, ref.outputs)
@@ -210,10 +213,12 @@ def _nan_vs_inf(actual: np.ndarray, expected: np.ndarray, mask: np.ndarray) -> b
     return bool(np.all((np.isnan(a) & np.isinf(e)) | (np.isinf(a) & np.isnan(e))))
 
 
-def judgement(case: ApiCase, o: Outcome, verdict: Verdict, ctx: OracleContext
-               ) -> tuple[tuple[str, object], ...]:
+def judgement(case: ApiCase, o: Outcome, verdict: Verdict, ctx: OracleContext,
+              peers: Sequence[Verdict] = ()) -> tuple[tuple[str, object], ...]:
     """The shared-contract details: special_values, ill_conditioned (with
-    condition_number) and demoted, each only when it applies (the dtype oracle's too)."""
+    condition_number) and demoted, each only when it applies (the dtype oracle's too).
+    ``peers`` are the verdicts of the other backends on the same case: what shows a
+    low-precision model's deviation to be more than its rounding (``gross_deviation``)."""
     out: list[tuple[str, object]] = []
     if verdict.bad:
         phrase = special_phrase(case, verdict.actual, verdict.expected, verdict.bad,
@@ -235,6 +240,10 @@ def judgement(case: ApiCase, o: Outcome, verdict: Verdict, ctx: OracleContext
                    "evaluation, and no IEEE rule fixes which answer is right")
     if not demoted and not verdict.rules:
         demoted = _low_precision_model(case, dtype)
+        gross = gross_deviation(case, verdict, peers, ctx) if demoted else ""
+        if gross:
+            demoted = ""
+            out.append(("gross_deviation", gross))
     if not demoted:
         demoted = _integer_overflow(case, dtype)
     if demoted:
@@ -281,6 +290,40 @@ def _low_precision_model(case: ApiCase, dtype: str) -> str:
             "cannot tell a bug from accumulated rounding (judge the float32 model)")
 
 
+def _rounding_budget(case: ApiCase) -> int:
+    """How many per-operation tolerances a low-precision model's rounding can add up
+    to: one per node, and at least two."""
+    return max(2, len(getattr(getattr(case, "graph", None), "nodes", ())))
+
+
+def gross_deviation(case: ApiCase, verdict: Verdict, peers: Sequence[Verdict],
+                    ctx: OracleContext) -> str:
+    """Why a float16/bfloat16 model's deviation is a bug after all ("" when it is not
+    shown to be): it is more than ``outlier_factor`` times the rounding budget of the
+    whole model (one tolerance per node), and another library computing the same model
+    in the same dtype stays within that budget. The peer shows that the dtype can do
+    it; a tenfold margin over the worst accumulation keeps out the libraries that only
+    upcast in other places. A planted torch conv that halves its output was once filed
+    as a demoted float16 "inconsistency" at 250 tolerances off."""
+    if verdict.symptom != "numeric" or not verdict.actual:
+        return ""
+    budget = _rounding_budget(case)
+    factor = ctx.judge.settings.outlier_factor
+    if not verdict.ratio > factor * budget:
+        return ""
+    lib = ctx.library_of.get(verdict.backend, verdict.backend)
+    dtypes = [a.dtype for a in verdict.actual]
+    within = sorted(p.backend for p in peers
+                    if ctx.library_of.get(p.backend, p.backend) != lib
+                    and p.symptom == "numeric" and [a.dtype for a in p.actual] == dtypes
+                    and p.ratio <= budget)
+    if not within:
+        return ""
+    return (f"{verdict.ratio:.0f} tolerances off, more than {factor:g} times the rounding "
+            f"a {budget}-node model can accumulate, while {', '.join(within)} in the same "
+            "dtype stays within it")
+
+
 def low_precision_rounding(case: ApiCase, o: Outcome, verdict: Verdict) -> bool:
     """A float16/bfloat16 model whose numbers are off by no more than its layers' rounding
     can make: at most one per-operation tolerance per node of the graph (``ratio``, the
@@ -294,10 +337,9 @@ def low_precision_rounding(case: ApiCase, o: Outcome, verdict: Verdict) -> bool:
     dtype = o.outputs[0].dtype if o.outputs else ""
     if dtype not in LOW_PRECISION:
         return False
-    nodes = len(getattr(getattr(case, "graph", None), "nodes", ()))
     finite = all(bool(np.all(np.isfinite(a)) and np.all(np.isfinite(e)))
                  for a, e in disagreements(verdict))
-    return finite and verdict.ratio <= max(2, nodes)
+    return finite and verdict.ratio <= _rounding_budget(case)
 
 
 def _only_reference_nan(case: ApiCase, verdict: Verdict) -> bool:

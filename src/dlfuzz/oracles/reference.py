@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from dlfuzz.cases import COMPLEX_DTYPES, FLOAT_DTYPES, ApiCase, Outcome, Tensor
+from dlfuzz.cases import COMPLEX_DTYPES, DTYPES, FLOAT_DTYPES, ApiCase, Outcome, Tensor
 from dlfuzz.oracles import ieee
 from dlfuzz.oracles.canonical import canonical_outcomes
 from dlfuzz.oracles.compare import (
@@ -287,7 +287,7 @@ class Judge:
         for b, o in outcomes.items():
             if not o.ok:
                 continue
-            outs = _outputs(o)
+            outs = _in_model_dtype(_outputs(o), case)
             if structure(outs) != structure(ref.outputs):
                 raw[b] = Verdict(b, (), False, float("inf"), "shape")
                 continue
@@ -331,11 +331,11 @@ class Judge:
                 # Peers are backends of other libraries with the same output dtype: a
                 # compiled mode shares its eager sibling's kernels, so the sibling is no
                 # independent evidence that the dtype cannot do better.
-                dtype = _out_dtype(outcomes[b])
+                dtype = _out_dtype(v)
                 lib = self.library_of.get(b, b)
                 peers = [p.ratio for p in raw.values()
                          if p.backend != b and self.library_of.get(p.backend, p.backend) != lib
-                         and _out_dtype(outcomes[p.backend]) == dtype]
+                         and _out_dtype(p) == dtype]
                 if peers:
                     guilty = v.ratio > self.settings.outlier_factor * max(
                         float(np.median(peers)), 1e-12)
@@ -363,5 +363,29 @@ def _dtype_name(array: np.ndarray) -> str:
     return array.dtype.name
 
 
-def _out_dtype(outcome: Outcome) -> str:
-    return ",".join(t.dtype for t in outcome.outputs)
+def _out_dtype(verdict: Verdict) -> str:
+    """The output dtypes a verdict judged (after ``_in_model_dtype``)."""
+    return ",".join(_dtype_name(a) for a in verdict.actual)
+
+
+def _in_model_dtype(outputs: tuple[np.ndarray, ...], case: object
+                    ) -> tuple[np.ndarray, ...]:
+    """A model's outputs as the model's own floating dtype holds them.
+
+    A backend that hands back a wider float than the model's dtype (float64 out of a
+    bfloat16 graph, as TF's NumPy-style promotion can do) still computed the model's
+    intermediates in the narrow dtype: judged in the wide dtype, ordinary bfloat16
+    rounding reads as a float64 error thousands of tolerances off. Narrowing it puts it
+    under the model dtype's tolerance, beside its peers. API cases have no model dtype
+    and are judged in the dtype they return.
+    """
+    model_dtype = getattr(getattr(case, "graph", None), "dtype", None)
+    if model_dtype not in FLOAT_DTYPES:
+        return outputs
+    target = np.dtype(DTYPES[model_dtype])
+    out = []
+    for a in outputs:
+        wider = (a.dtype.kind == "f" and a.dtype != target
+                 and a.dtype.itemsize > target.itemsize)
+        out.append(a.astype(target) if wider else a)
+    return tuple(out)
