@@ -195,6 +195,7 @@ class Campaign:
         self.progress = Progress(budget_s=settings.budget_s)
         self._stop = False
         self._stats_saved = 0.0
+        self._engine_counts: Counter[str] = Counter()  # engine.counters() at the last batch
         self._case_s: float | None = None  # measured seconds per case (run and judged)
         self._signals = 0
 
@@ -374,8 +375,11 @@ class Campaign:
         p.cases += len(cases)
         p.batches += 1
         p.findings += n_findings
-        p.stats = Counter(self.ctx.stats)
+        engine_counts = Counter(self.engine.counters())
+        p.stats = Counter(self.ctx.stats) + engine_counts
         counters = dict(Counter(self.ctx.stats) - before)
+        counters.update(engine_counts - self._engine_counts)
+        self._engine_counts = engine_counts
         counters["findings"] = n_findings
         # Each backend's outcomes by status, for the report's stacked bars (report.charts).
         counters.update(Counter(f"{OUTCOME_COUNTER}{name}:{o.status}"

@@ -113,3 +113,14 @@ def test_a_second_sound_backend_sets_each_nodes_noise() -> None:
     assert index == 1  # without the second backend the wobble looks like the fault
     index, ratios = localize(a, b, [[], [0], [1]], dtype="float32", values_c=c)
     assert index == 2 and ratios[1] == float("-inf")
+
+
+def test_a_nan_both_sides_pass_on_is_no_difference() -> None:
+    """A NaN input that every node passes on, then a pool that drops it on one side: the
+    pool is where the values part (ORT's MaxPool ignores NaN), not the first node."""
+    nan = np.nan
+    first = np.array([nan, 1.0, 2.0])  # e.g. MulConst of a NaN input: NaN on both sides
+    a = [first, first * 1.0, np.array([2.0])]  # guilty: the pool dropped the NaN
+    b = [first, first * 1.0, np.array([nan])]
+    index, _ = localize(a, b, [[], [0], [1]], dtype="float32")
+    assert index == 2

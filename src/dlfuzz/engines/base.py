@@ -157,6 +157,12 @@ class Engine:
         (backend -> Outcome) and what the oracles found, for guidance. Default: the
         engine does not learn."""
 
+    def counters(self) -> Mapping[str, int]:
+        """Called after every batch's feedback: the engine's own running totals (the
+        model engine's input sets per profile and rescaling steps). The campaign stores
+        what each batch added beside the oracles' counters. Default: none."""
+        return {}
+
     def broken_constraints(self, case: Any) -> list[str] | None:
         """Called by the boundary oracle for a violate-mode case (made to break one
         constraint), also after reduction changed it: which constraints it breaks now.

@@ -9,6 +9,7 @@ contributions and tournament). Re-seeded per batch for resumable campaigns.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,6 +18,7 @@ import numpy as np
 
 from dlfuzz.cases import Finding, GraphCase, Outcome, Tensor
 from dlfuzz.engines.base import Engine
+from dlfuzz.engines.model.inputs import MAX_RESCALES, InputSet, all_finite, rescaled
 from dlfuzz.engines.model.settings import METHODS, ModelEngineSettings
 from dlfuzz.errors import Rejected, UsageError
 from dlfuzz.ir.model import Model
@@ -40,6 +42,20 @@ class Proposal:
     label: str
     origin: tuple[tuple[str, Any], ...]
     token: Any = None  # the method's own bookkeeping
+    # How each input set was drawn (``inputs.py``), where the method draws profiles:
+    # the engine labels the cases with it and rescales a set that overflows.
+    sets: tuple[InputSet, ...] = ()
+
+
+@dataclass(frozen=True)
+class _Searched:
+    """A case of the rescaling search: its model as run, the set, its rescales so far."""
+
+    model: Model
+    label: str
+    origin: tuple[tuple[str, Any], ...]
+    inputs: InputSet
+    rescales: int
 
 
 @dataclass
@@ -99,6 +115,11 @@ class ModelEngine(Engine):
         self.models_proposed = 0
         self.models_learned = 0
         self.dry_draws = 0  # proposals a method gave up on (a new parent is drawn)
+        # The rescaling search (``inputs.py``): cases whose set may be rescaled, and the
+        # rescaled cases waiting to run (they go before new models).
+        self._searched: dict[str, _Searched] = {}
+        self._rescaled: list[_Searched] = []
+        self.input_counts: Counter[str] = Counter()
 
     def reseed(self, batch: int | None) -> None:
         self.rng = np.random.default_rng([self.seed, batch or 0])
@@ -106,6 +127,11 @@ class ModelEngine(Engine):
 
     def propose(self, n: int) -> list[GraphCase]:
         cases: list[GraphCase] = []
+        while self._rescaled and len(cases) < n:
+            cases.append(self._case(self._rescaled.pop(0)))
+        if len(cases) >= n:
+            return cases
+        n -= len(cases)
         budget = max(1, min(self.models_per_batch, n // self.inputs_per_model or 1))
         models = draws = 0
         while models < budget and draws < budget * DRAWS_PER_MODEL:
@@ -118,16 +144,53 @@ class ModelEngine(Engine):
             self.models_proposed += 1
             key = f"m{self.models_proposed}"
             self._open[key] = ModelResult(proposal)
-            for model, inputs in proposal.inputs:
-                case = GraphCase(proposal.label, model.graph, weights_key(model),
-                                 tuple(Tensor.from_numpy(x) for x in inputs), self.libraries,
-                                 origin=proposal.origin)
+            for i, (model, inputs) in enumerate(proposal.inputs):
+                if i < len(proposal.sets):
+                    case = self._case(_Searched(model, proposal.label, proposal.origin,
+                                                proposal.sets[i], 0))
+                else:
+                    case = GraphCase(proposal.label, model.graph, weights_key(model),
+                                     tuple(Tensor.from_numpy(x) for x in inputs),
+                                     self.libraries, origin=proposal.origin)
                 self._case_model[case.id] = key
                 cases.append(case)
         return cases
 
+    def _case(self, item: _Searched) -> GraphCase:
+        """The case of one input set, labelled with its profile; a set the search may
+        rescale is remembered until its feedback comes."""
+        case = GraphCase(item.label, item.model.graph, weights_key(item.model),
+                         tuple(Tensor.from_numpy(x) for x in item.inputs.arrays),
+                         self.libraries,
+                         origin=item.origin + (("inputs", item.inputs.label),))
+        self.input_counts[f"model_inputs_{item.inputs.profile}"] += 1
+        if item.inputs.profile != "special":
+            self._searched[case.id] = item
+        return case
+
+    def _search(self, case: Any, outcomes: Mapping[str, Outcome]) -> None:
+        """Queue the set again, divided by ``RESCALE``, when finite inputs gave an output
+        holding NaN or Inf on some backend (the case itself was judged as it came)."""
+        item = self._searched.pop(getattr(case, "id", ""), None)
+        if item is None:
+            return
+        finite = all(all_finite(tuple(t.to_numpy() for t in o.outputs))
+                     for o in outcomes.values() if o.ok)
+        if item.rescales:
+            self.input_counts["model_inputs_rescaled_finite" if finite
+                              else "model_inputs_rescaled_non_finite"] += 1
+        if finite or not all_finite(item.inputs.arrays):
+            return
+        self.input_counts["model_inputs_non_finite_outputs"] += 1
+        if item.rescales >= MAX_RESCALES:
+            self.input_counts["model_inputs_rescale_gave_up"] += 1
+            return
+        self._rescaled.append(_Searched(item.model, item.label, item.origin,
+                                        rescaled(item.inputs), item.rescales + 1))
+
     def feedback(self, case: Any, outcomes: Mapping[str, Outcome],
                  findings: Sequence[Finding]) -> None:
+        self._search(case, outcomes)
         key = self._case_model.pop(getattr(case, "id", ""), None)
         if key is None:
             return
@@ -141,6 +204,10 @@ class ModelEngine(Engine):
 
     def unsupported_backends(self, case: Any) -> frozenset[str]:
         return frozenset()
+
+    def counters(self) -> dict[str, int]:
+        """Input sets per profile and the rescaling search's steps (``inputs.py``)."""
+        return dict(self.input_counts)
 
 
 def mutate_with_retries(rules: Mapping[str, Any], choose: Any, model: Model,

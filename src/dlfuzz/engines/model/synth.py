@@ -17,7 +17,8 @@ at a time:
 
 A graph computes in one float dtype, drawn per graph (float32 most often, float64,
 float16 and bfloat16 too), with values of at most ``MAX_ELEMENTS`` elements. Its outputs
-are the values no node reads. Each graph is a fresh draw, so the method never runs dry;
+are the values no node reads. Its input sets come in three profiles (normal, wide,
+special; ``inputs.py``), and the engine rescales a set whose outputs overflow. Each graph is a fresh draw, so the method never runs dry;
 ``learn`` keeps per-op counts for the report (``op_counts``).
 """
 
@@ -30,11 +31,12 @@ from typing import Any
 import numpy as np
 
 from dlfuzz.engines.model.engine import ModelResult, Proposal
+from dlfuzz.engines.model.inputs import draw_input_set
 from dlfuzz.ir.graph import Graph, Node, freeze_attrs
 from dlfuzz.ir.model import Model
 from dlfuzz.ir.ops import CATALOG, Attr, OpKind
 from dlfuzz.ir.types import InvalidGraph, TensorType
-from dlfuzz.ir.weights import init_model, random_inputs
+from dlfuzz.ir.weights import init_model
 
 # The compute dtype of a graph, with its probability: float32 is what models run in;
 # float64 is the reference's dtype; float16 and bfloat16 are where kernels differ most.
@@ -72,12 +74,13 @@ class SynthMethod:
     def propose(self) -> Proposal:
         graph = self.graph()
         model = init_model(graph, self.rng)
-        inputs = [(model, random_inputs(graph, self.rng)) for _ in range(self.inputs_per_model)]
+        sets = tuple(draw_input_set(graph, self.rng) for _ in range(self.inputs_per_model))
         self.graphs += 1
         self.op_counts.update(graph.ops())
         origin = (("method", "synth"), ("nodes", str(len(graph.nodes))),
                   ("dtype", graph.dtype))
-        return Proposal(model, inputs, "model:synth", origin)
+        return Proposal(model, [(model, list(s.arrays)) for s in sets], "model:synth",
+                        origin, sets=sets)
 
     def learn(self, result: ModelResult) -> None:
         """Nothing steers the draws yet: every graph is independent of the last."""

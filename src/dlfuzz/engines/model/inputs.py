@@ -1,0 +1,121 @@
+"""Input sets for models: three profiles, and the rescaling search that keeps them finite.
+
+Standard-normal inputs exercise one decade of magnitudes. Kernels go wrong elsewhere
+too: at large magnitudes (float16 accumulation, saturating activations), at tiny ones
+(subnormals), and at IEEE special values. So each input set is drawn from a profile:
+
+* ``normal``: standard normal values, the bulk;
+* ``wide``: standard normal times ``10**u``, ``u`` uniform in ``WIDE_DECADES`` (clipped
+  so the largest input stays a thousandth of the dtype's range);
+* ``special``: a normal set with one to three elements replaced by NaN, ±Inf, ±0, the
+  dtype's largest finite value or its smallest subnormal: their own share, judged under
+  the special-value severity rules like any input that holds them.
+
+A model is only a test where its outputs are numbers: an output that overflows to Inf or
+turns NaN compares nothing (every library agrees on Inf) or compares evaluation orders
+(Inf - Inf). The search (the model engine's ``feedback``) re-runs a ``normal`` or
+``wide`` set whose outputs hold NaN or Inf with its inputs divided by ``RESCALE``, up to
+``MAX_RESCALES`` times: the black-box counterpart of NNSmith's gradient search, for an
+op catalog without domain restrictions (no log or sqrt), where overflow is the one way a
+finite input gives a non-finite output.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import ml_dtypes
+import numpy as np
+
+from dlfuzz.cases import DTYPES
+from dlfuzz.ir.graph import Graph
+
+# Profile -> share of input sets.
+PROFILES: tuple[tuple[str, float], ...] = (("normal", 0.6), ("wide", 0.3), ("special", 0.1))
+WIDE_DECADES = (-3.0, 3.0)
+# The largest wide input, as a share of the dtype's largest finite value: a layer or two
+# of sums must still fit.
+WIDE_HEADROOM = 1 / 16
+RESCALE = 8.0
+MAX_RESCALES = 4
+SPECIAL_ELEMENTS = (1, 3)  # how many elements a special set replaces, inclusive
+
+
+@dataclass(frozen=True)
+class InputSet:
+    """One input set of a model and how it was drawn."""
+
+    arrays: tuple[np.ndarray, ...]
+    profile: str  # normal | wide | special
+    scale: float = 1.0  # what the standard-normal values were multiplied by
+
+    @property
+    def label(self) -> str:
+        """What a report shows of it: the profile, and the scale where it is not 1."""
+        return self.profile if self.scale == 1.0 else f"{self.profile} x{self.scale:.3g}"
+
+
+def _finfo(dtype: str) -> ml_dtypes.finfo:
+    return ml_dtypes.finfo(DTYPES[dtype])  # numpy's finfo lacks bfloat16
+
+
+def special_values(dtype: str) -> tuple[float, ...]:
+    """The IEEE specials and extremes a ``special`` set draws from, for ``dtype``."""
+    info = _finfo(dtype)
+    return (float("nan"), float("inf"), float("-inf"), 0.0, -0.0, float(info.max),
+            -float(info.max), float(info.smallest_subnormal))
+
+
+def draw_input_set(graph: Graph, rng: np.random.Generator, profile: str | None = None
+                   ) -> InputSet:
+    """One input set for ``graph``: ``profile`` or one drawn by ``PROFILES``' shares."""
+    if profile is None:
+        shares = np.array([share for _, share in PROFILES])
+        profile = PROFILES[int(rng.choice(len(PROFILES), p=shares / shares.sum()))][0]
+    dt = DTYPES[graph.dtype]
+    normal = [rng.standard_normal(t.shape) for t in graph.inputs]
+    if profile == "wide":
+        scale = float(10.0 ** rng.uniform(*WIDE_DECADES))
+        largest = max((float(np.abs(a).max()) for a in normal if a.size), default=1.0)
+        scale = min(scale, WIDE_HEADROOM * float(_finfo(graph.dtype).max) / max(largest, 1.0))
+        return InputSet(tuple((a * scale).astype(dt) for a in normal), "wide", scale)
+    arrays = [a.astype(dt) for a in normal]
+    if profile == "special":
+        arrays = _with_specials(arrays, graph.dtype, rng)
+    elif profile != "normal":
+        raise ValueError(f"unknown input profile {profile!r}")
+    return InputSet(tuple(arrays), profile)
+
+
+def _with_specials(arrays: list[np.ndarray], dtype: str, rng: np.random.Generator
+                   ) -> list[np.ndarray]:
+    """``arrays`` with a few elements of one input replaced by special values."""
+    sized = [i for i, a in enumerate(arrays) if a.size]
+    if not sized:
+        return arrays
+    which = sized[int(rng.integers(len(sized)))]
+    target = arrays[which].copy()
+    flat = target.reshape(-1)
+    count = min(int(rng.integers(SPECIAL_ELEMENTS[0], SPECIAL_ELEMENTS[1] + 1)), flat.size)
+    values = special_values(dtype)
+    for position in rng.choice(flat.size, count, replace=False):
+        flat[int(position)] = values[int(rng.integers(len(values)))]
+    out = list(arrays)
+    out[which] = target
+    return out
+
+
+def rescaled(inputs: InputSet) -> InputSet:
+    """The set with its values divided by ``RESCALE``: the next step of the search."""
+    arrays = tuple((a.astype(np.float64) / RESCALE).astype(a.dtype) for a in inputs.arrays)
+    return InputSet(arrays, inputs.profile, inputs.scale / RESCALE)
+
+
+def all_finite(arrays: tuple[np.ndarray, ...] | list[np.ndarray]) -> bool:
+    """Whether every floating element is a number (integer arrays always are)."""
+    for a in arrays:
+        kind = "f" if a.dtype.name == "bfloat16" else a.dtype.kind
+        if kind in "fc" and not np.all(np.isfinite(a.astype(np.float64)
+                                                   if kind == "f" else a)):
+            return False
+    return True

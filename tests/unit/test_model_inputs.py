@@ -1,0 +1,115 @@
+"""Model input sets: the three profiles, and the rescaling search that keeps them finite."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import ml_dtypes
+import numpy as np
+
+from dlfuzz.cases import Outcome, Tensor
+from dlfuzz.engines.model.engine import ModelEngine
+from dlfuzz.engines.model.inputs import (
+    MAX_RESCALES,
+    PROFILES,
+    RESCALE,
+    WIDE_DECADES,
+    WIDE_HEADROOM,
+    all_finite,
+    draw_input_set,
+    special_values,
+)
+from dlfuzz.ir.graph import GraphBuilder
+
+
+def _graph(dtype: str):
+    b = GraphBuilder((2, 5, 3), dtype=dtype)
+    b.add("Tanh", "x0")
+    return b.build()
+
+
+def test_profiles_come_in_their_shares_and_keep_their_promises() -> None:
+    rng = np.random.default_rng(0)
+    graph = _graph("float16")
+    sets = [draw_input_set(graph, rng) for _ in range(2000)]
+    shares = Counter(s.profile for s in sets)
+    for profile, share in PROFILES:
+        assert abs(shares[profile] / len(sets) - share) < 0.04, (profile, shares)
+    largest = float(ml_dtypes.finfo(np.float16).max)
+    for s in sets:
+        (x,) = s.arrays
+        assert x.dtype == np.float16 and x.shape == (2, 5, 3)
+        if s.profile == "special":
+            specials = ~np.isfinite(x) | (x == 0) | (np.abs(x) == largest) | (
+                (x != 0) & (np.abs(x) < ml_dtypes.finfo(np.float16).tiny))
+            assert 1 <= int(specials.sum()) <= 3
+            continue
+        assert all_finite(s.arrays)
+        if s.profile == "wide":
+            assert 10 ** WIDE_DECADES[0] <= s.scale <= 10 ** WIDE_DECADES[1]
+            assert float(np.abs(x.astype(np.float64)).max()) <= WIDE_HEADROOM * largest
+            assert s.label.startswith("wide x")
+        else:
+            assert s.scale == 1.0 and s.label == "normal"
+    # The wide profile spans decades: some sets far below 1, some far above.
+    scales = [s.scale for s in sets if s.profile == "wide"]
+    assert min(scales) < 0.01 and max(scales) > 100
+
+
+def test_special_values_are_the_dtypes_own() -> None:
+    bf16 = special_values("bfloat16")
+    assert float(ml_dtypes.finfo(ml_dtypes.bfloat16).max) in bf16
+    assert any(np.isnan(v) for v in bf16) and float("-inf") in bf16
+    assert float(np.finfo(np.float64).smallest_subnormal) in special_values("float64")
+
+
+def _outcome(value: float, shape: tuple[int, ...] = (2, 5, 3)) -> Outcome:
+    return Outcome("torch", "ok", (Tensor.from_numpy(np.full(shape, value, np.float32)),))
+
+
+def test_a_set_whose_outputs_overflow_is_rescaled_until_finite_or_given_up() -> None:
+    engine = ModelEngine(seed=5, libraries=("torch",), method="synth", inputs_per_model=4)
+    cases = engine.propose(32)
+    labels = Counter(dict(c.origin)["inputs"].split()[0] for c in cases)
+    assert set(labels) <= {"normal", "wide", "special"} and sum(labels.values()) == len(cases)
+    target = next(c for c in cases if dict(c.origin)["inputs"] == "normal")
+    special = [c for c in cases if dict(c.origin)["inputs"] == "special"]
+    for case in cases:
+        engine.feedback(case, {"torch": _outcome(np.inf if case is target else 0.5)}, [])
+    # Special sets are not searched: their NaN/Inf outputs are the point.
+    for case in special:
+        assert engine._searched.get(case.id) is None
+    previous = target.tensors[0].to_numpy()
+    case = target
+    for step in range(1, MAX_RESCALES + 1):
+        (case, *rest) = engine.propose(32)
+        assert rest, "new models follow the rescaled case in the same batch"
+        assert case.graph == target.graph and case.weights == target.weights
+        assert dict(case.origin)["inputs"] == f"normal x{RESCALE ** -step:.3g}"
+        got = case.tensors[0].to_numpy()
+        # One division per step, rounded to the graph's dtype (exact but in subnormals).
+        want = (previous.astype(np.float64) / RESCALE).astype(previous.dtype)
+        np.testing.assert_array_equal(got, want)
+        previous = got
+        engine.feedback(case, {"torch": _outcome(np.nan)}, [])
+        for other in rest:
+            engine.feedback(other, {"torch": _outcome(0.5)}, [])
+    counts = engine.counters()
+    assert counts["model_inputs_non_finite_outputs"] == MAX_RESCALES + 1
+    assert counts["model_inputs_rescaled_non_finite"] == MAX_RESCALES
+    assert counts["model_inputs_rescale_gave_up"] == 1
+    # Given up: the next batch starts with a new model, not the same graph again.
+    assert engine.propose(32)[0].graph != target.graph
+
+
+def test_a_rescaled_set_that_comes_back_finite_ends_the_search() -> None:
+    engine = ModelEngine(seed=6, libraries=("torch",), method="synth", inputs_per_model=2)
+    cases = engine.propose(8)
+    target = next(c for c in cases if dict(c.origin)["inputs"] != "special")
+    for case in cases:
+        engine.feedback(case, {"torch": _outcome(np.inf if case is target else 0.5)}, [])
+    (retry, *rest) = engine.propose(8)
+    assert retry.graph == target.graph
+    engine.feedback(retry, {"torch": _outcome(0.5)}, [])
+    assert engine.counters()["model_inputs_rescaled_finite"] == 1
+    assert engine.propose(8)[0].graph != target.graph
