@@ -103,6 +103,12 @@ def test_sibling_apis_with_one_mechanism_are_one_family() -> None:
         c = case(api, np.array([np.nan, 1.0], np.float32), libs=("tfjs",))
         keys.add(key(numeric(c, "tfjs-wasm", **nan), c))
     assert keys == {"tfjs-wasm/min-max-clip/nan-propagation"}
+    # The model engine's max-like layers (localized layer kinds) are the same family.
+    keys = set()
+    for layer in ("MaxPool3D", "GlobalMaxPool2D", "ReduceMax", "Minimum"):
+        c = case(layer, np.array([np.nan, 1.0], np.float32), libs=("onnx",))
+        keys.add(key(numeric(c, "ort", **nan), c))
+    assert keys == {"ort/min-max-clip/nan-propagation"}
     # The same ops wrong on finite inputs are not that family.
     c = case("tf.maximum", np.ones(2, np.float32), libs=("tfjs",))
     assert key(numeric(c, "tfjs-wasm", **FINITE), c) == "tfjs-wasm/maximum/wrong-result"
