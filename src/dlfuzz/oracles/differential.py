@@ -304,8 +304,11 @@ def gross_deviation(case: ApiCase, verdict: Verdict, peers: Sequence[Verdict],
     in the same dtype stays within that budget. The peer shows that the dtype can do
     it; a tenfold margin over the worst accumulation keeps out the libraries that only
     upcast in other places. A planted torch conv that halves its output was once filed
-    as a demoted float16 "inconsistency" at 250 tolerances off."""
+    as a demoted float16 "inconsistency" at 250 tolerances off. Only for moderate inputs
+    (``GROSS_INPUT_LIMIT``): near the dtype's range, intermediates overflow."""
     if verdict.symptom != "numeric" or not verdict.actual:
+        return ""
+    if not _moderate_inputs(case):
         return ""
     budget = _rounding_budget(case)
     factor = ctx.judge.settings.outlier_factor
@@ -322,6 +325,27 @@ def gross_deviation(case: ApiCase, verdict: Verdict, peers: Sequence[Verdict],
     return (f"{verdict.ratio:.0f} tolerances off, more than {factor:g} times the rounding "
             f"a {budget}-node model can accumulate, while {', '.join(within)} in the same "
             "dtype stays within it")
+
+
+# The largest input magnitude at which a low-precision model's gross deviation is judged:
+# standard-normal inputs (the model engine's normal profile) stay below 5, and from such
+# inputs no synthesized float16 model overflowed (0 of 295 sets measured); from inputs
+# near the dtype's range, float16 intermediates overflow in one library and not in
+# another that accumulates wider (an ORT GRU 18,603 tolerances off), which is the
+# dtype's limit, not a bug.
+GROSS_INPUT_LIMIT = 16.0
+
+
+def _moderate_inputs(case: ApiCase) -> bool:
+    """Every input finite and at most ``GROSS_INPUT_LIMIT`` in magnitude."""
+    for t in getattr(case, "tensors", ()):
+        a = t.to_numpy()
+        if not a.size or a.dtype.kind in "bc":
+            continue
+        wide = a.astype(np.float64)
+        if not np.all(np.isfinite(wide)) or float(np.abs(wide).max()) > GROSS_INPUT_LIMIT:
+            return False
+    return True
 
 
 def low_precision_rounding(case: ApiCase, o: Outcome, verdict: Verdict) -> bool:
