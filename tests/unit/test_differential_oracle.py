@@ -360,3 +360,32 @@ def test_a_wider_output_of_a_low_precision_model_is_judged_in_the_model_dtype() 
     # An API case has no model dtype: its float64 output is judged as float64.
     api = ApiCase("gelu", (), ())
     assert judge.verdicts({"tf": outcomes["tf"]}, ref, api)[0].guilty
+
+
+def test_nan_handling_in_a_low_precision_model_is_not_demoted_as_rounding() -> None:
+    """A float16 model fed a NaN, where one library drops it (ORT's ReduceMax) and the
+    reference keeps it: NaN handling, which no rounding explains, so it stays judged
+    (and joins the max-like NaN family) instead of being demoted with the model."""
+    from types import SimpleNamespace
+
+    from dlfuzz.oracles.differential import judgement
+    from dlfuzz.oracles.reference import JudgeSettings, Verdict
+
+    model = _tanh_model("float16")
+    ctx = SimpleNamespace(judge=SimpleNamespace(settings=JudgeSettings()),
+                          library_of={"ort": "onnx"}, compiled={}, stats={})
+    got = np.array([-0.0, 0.5], np.float16)
+
+    def details(x0: np.ndarray, expected: np.ndarray) -> dict:
+        case = model.with_tensors((Tensor.from_numpy(x0),))
+        v = Verdict("ort", (), True, 1e300, "numeric", expected=(expected,),
+                    bad=(np.array([True, False]),), actual=(got,))
+        out = Outcome("ort", "ok", (Tensor.from_numpy(got),))
+        return dict(judgement(case, out, v, ctx))  # type: ignore[arg-type]
+
+    nan_in = np.array([[np.nan, 1.0]], np.float16)
+    assert "demoted" not in details(nan_in, np.array([np.nan, 0.5], np.float16))
+    # Finite inputs, or a NaN input with a finite disagreement: rounding, as before.
+    finite_in = np.array([[0.3, 1.0]], np.float16)
+    assert "float16 model" in details(finite_in, np.array([0.25, 0.5], np.float16))["demoted"]
+    assert "float16 model" in details(nan_in, np.array([0.25, 0.5], np.float16))["demoted"]
