@@ -130,6 +130,15 @@ def _erf(v: A) -> A:
     return np.vectorize(math.erf)(v)
 
 
+SELU_ALPHA = 1.6732632423543772848170429916717
+SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _softplus(x: A) -> A:
+    """log(1 + exp(x)), stable: max(x, 0) + log1p(exp(-|x|))."""
+    return np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x)))
+
+
 def _norm(x: A, mean: A, var: A, w: dict[str, A], eps: float) -> A:
     return w["gamma"] * (x - mean) / np.sqrt(var + eps) + w["beta"]
 
@@ -155,6 +164,16 @@ REF: dict[str, Ref] = {
     "GELU": lambda a, xs, w: (
         0.5 * xs[0] * (1 + np.tanh(np.sqrt(2 / np.pi) * (xs[0] + 0.044715 * xs[0] ** 3)))
         if a["approximate"] else 0.5 * xs[0] * (1 + _erf(xs[0] / np.sqrt(2)))),
+    "Softplus": lambda a, xs, w: _softplus(xs[0]),
+    "Softsign": lambda a, xs, w: xs[0] / (1 + np.abs(xs[0])),
+    "SELU": lambda a, xs, w: SELU_SCALE * np.where(
+        xs[0] > 0, xs[0], SELU_ALPHA * np.expm1(np.minimum(xs[0], 0))),
+    "SiLU": lambda a, xs, w: xs[0] / (1 + np.exp(-xs[0])),
+    "HardSigmoid": lambda a, xs, w: np.clip(xs[0] / 6 + 0.5, 0, 1),
+    "Mish": lambda a, xs, w: xs[0] * np.tanh(_softplus(xs[0])),
+    "Abs": lambda a, xs, w: np.abs(xs[0]),
+    "Square": lambda a, xs, w: xs[0] * xs[0],
+    "Clip": lambda a, xs, w: np.minimum(np.maximum(xs[0], a["min_value"]), a["max_value"]),
     "BatchNorm": lambda a, xs, w: _norm(xs[0], w["moving_mean"], w["moving_variance"], w,
                                         a["epsilon"]),
     "LayerNorm": lambda a, xs, w: _norm(xs[0], xs[0].mean(-1, keepdims=True),
@@ -174,6 +193,8 @@ REF: dict[str, Ref] = {
     "RepeatVector": lambda a, xs, w: np.stack([xs[0]] * a["n"], axis=1),
     "ReduceMean": lambda a, xs, w: xs[0].mean(a["axes"], keepdims=a["keepdims"]),
     "ReduceMax": lambda a, xs, w: xs[0].max(a["axes"], keepdims=a["keepdims"]),
+    "ReduceSum": lambda a, xs, w: xs[0].sum(a["axes"], keepdims=a["keepdims"]),
+    "ReduceMin": lambda a, xs, w: xs[0].min(a["axes"], keepdims=a["keepdims"]),
     "Identity": lambda a, xs, w: xs[0],
     "Dropout": lambda a, xs, w: xs[0],
 }

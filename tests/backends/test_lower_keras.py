@@ -213,6 +213,15 @@ def _gelu(x: np.ndarray, a: dict[str, Any]) -> np.ndarray:
     return 0.5 * x * (1 + _erf(x / math.sqrt(2)))
 
 
+SELU_ALPHA = 1.6732632423543772848170429916717
+SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _softplus(x: np.ndarray) -> np.ndarray:
+    """log(1 + exp(x)) without overflow: max(x, 0) + log1p(exp(-|x|))."""
+    return np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x)))
+
+
 def _softmax(x: np.ndarray, axis: int) -> np.ndarray:
     e = np.exp(x - x.max(axis=axis, keepdims=True))
     return e / e.sum(axis=axis, keepdims=True)
@@ -281,6 +290,16 @@ REFERENCE: dict[str, Callable[[Arrays, dict[str, Any], Weights], np.ndarray]] = 
     "Sigmoid": _one(lambda x, a, w: 1 / (1 + np.exp(-x))),
     "Tanh": _one(lambda x, a, w: np.tanh(x)),
     "GELU": _one(lambda x, a, w: _gelu(x, a)),
+    "Softplus": _one(lambda x, a, w: _softplus(x)),
+    "Softsign": _one(lambda x, a, w: x / (1 + np.abs(x))),
+    "SELU": _one(lambda x, a, w: SELU_SCALE * np.where(
+        x > 0, x, SELU_ALPHA * np.expm1(np.minimum(x, 0)))),
+    "SiLU": _one(lambda x, a, w: x / (1 + np.exp(-x))),
+    "HardSigmoid": _one(lambda x, a, w: np.clip(x / 6 + 0.5, 0, 1)),
+    "Mish": _one(lambda x, a, w: x * np.tanh(_softplus(x))),
+    "Abs": _one(lambda x, a, w: np.abs(x)),
+    "Square": _one(lambda x, a, w: x * x),
+    "Clip": _one(lambda x, a, w: np.minimum(np.maximum(x, a["min_value"]), a["max_value"])),
     "BatchNorm": _one(_batch_norm),
     "LayerNorm": _one(_layer_norm),
     "Add": _merge(np.add),
@@ -299,6 +318,8 @@ REFERENCE: dict[str, Callable[[Arrays, dict[str, Any], Weights], np.ndarray]] = 
     "RepeatVector": _one(lambda x, a, w: np.repeat(x[:, None], a["n"], axis=1)),
     "ReduceMean": _one(lambda x, a, w: x.mean(axis=a["axes"], keepdims=a["keepdims"])),
     "ReduceMax": _one(lambda x, a, w: x.max(axis=a["axes"], keepdims=a["keepdims"])),
+    "ReduceSum": _one(lambda x, a, w: x.sum(axis=a["axes"], keepdims=a["keepdims"])),
+    "ReduceMin": _one(lambda x, a, w: x.min(axis=a["axes"], keepdims=a["keepdims"])),
     "Identity": _one(lambda x, a, w: x),
     "Dropout": _one(lambda x, a, w: x),
     **{op: _one(lambda x, a, w, op=op: recurrent(x, a, w, op))

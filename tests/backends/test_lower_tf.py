@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from dlfuzz.cases import DTYPES
 from dlfuzz.ir.graph import Graph, GraphBuilder
 from dlfuzz.ir.lower import build, emit
 from dlfuzz.ir.lower.tf_lower_ops import EMITTERS
@@ -151,6 +152,20 @@ def _gelu(a: dict[str, Any], xs: list[np.ndarray], w: W) -> np.ndarray:
     return 0.5 * x * np.vectorize(math.erfc)(-x * _f32(1 / math.sqrt(2)))
 
 
+SELU_ALPHA = 1.6732632423543772848170429916717
+SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _softplus(x: np.ndarray) -> np.ndarray:
+    """log(1 + exp(x)) without overflow: max(x, 0) + log1p(exp(-|x|))."""
+    return np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x)))
+
+
+def _selu(a: dict[str, Any], xs: list[np.ndarray], w: W) -> np.ndarray:
+    x = xs[0]
+    return SELU_SCALE * np.where(x > 0, x, SELU_ALPHA * np.expm1(np.minimum(x, 0)))
+
+
 def _softmax(a: dict[str, Any], xs: list[np.ndarray], w: W) -> np.ndarray:
     e = np.exp(xs[0] - xs[0].max(axis=a["axis"], keepdims=True))
     return e / e.sum(axis=a["axis"], keepdims=True)
@@ -217,6 +232,15 @@ REFERENCE: dict[str, Ref] = {
     "Sigmoid": lambda a, xs, w: _sigmoid(xs[0]),
     "Tanh": lambda a, xs, w: np.tanh(xs[0]),
     "GELU": _gelu,
+    "Softplus": lambda a, xs, w: _softplus(xs[0]),
+    "Softsign": lambda a, xs, w: xs[0] / (1 + np.abs(xs[0])),
+    "SELU": _selu,
+    "SiLU": lambda a, xs, w: xs[0] * _sigmoid(xs[0]),
+    "HardSigmoid": lambda a, xs, w: np.clip(xs[0] / 6 + 0.5, 0.0, 1.0),
+    "Mish": lambda a, xs, w: xs[0] * np.tanh(_softplus(xs[0])),
+    "Abs": lambda a, xs, w: np.abs(xs[0]),
+    "Square": lambda a, xs, w: xs[0] * xs[0],
+    "Clip": lambda a, xs, w: np.minimum(np.maximum(xs[0], a["min_value"]), a["max_value"]),
     "BatchNorm": lambda a, xs, w: (w["gamma"] * (xs[0] - w["moving_mean"])
                                    / np.sqrt(w["moving_variance"] + a["epsilon"]) + w["beta"]),
     "LayerNorm": _layer_norm,
@@ -233,6 +257,8 @@ REFERENCE: dict[str, Ref] = {
     "RepeatVector": lambda a, xs, w: np.repeat(xs[0][:, None, :], a["n"], axis=1),
     "ReduceMean": lambda a, xs, w: xs[0].mean(tuple(a["axes"]), keepdims=a["keepdims"]),
     "ReduceMax": lambda a, xs, w: xs[0].max(tuple(a["axes"]), keepdims=a["keepdims"]),
+    "ReduceSum": lambda a, xs, w: xs[0].sum(tuple(a["axes"]), keepdims=a["keepdims"]),
+    "ReduceMin": lambda a, xs, w: xs[0].min(tuple(a["axes"]), keepdims=a["keepdims"]),
     "Identity": lambda a, xs, w: xs[0],
     "Dropout": lambda a, xs, w: xs[0],
     **{op: functools.partial(_rnn, op) for op in ("SimpleRNN", "LSTM", "GRU")},
@@ -347,6 +373,24 @@ def test_tf_quirks_stay_within_float32_rounding_of_a_constant(seed: int) -> None
     got = _run(g, weights, inputs)[0]
     want = _spec_value(op, g.nodes[0].a, inputs[0])
     assert 0 < np.max(np.abs(got - want)) <= 1e-8 * max(1.0, float(np.max(np.abs(want))))
+
+
+def test_tf_bfloat16_softplus_is_x_above_its_cutoff() -> None:
+    """A TensorFlow difference the bfloat16 tolerance absorbs (the lowering is the plain
+    ``tf.math.softplus``): TF's Softplus kernel returns x itself for
+    x > -(log(epsilon) + 2), assuming log1p(exp(-x)) is then below the dtype's epsilon.
+    For bfloat16 (epsilon 2**-7) the cutoff is x > 2.85, where log1p(exp(-x)) is still
+    up to 0.056 (about 3 bfloat16 ulps): torch and JAX give softplus(2.90625) = 2.953,
+    TensorFlow 2.90625. Below the cutoff TF computes log1p(exp(x))."""
+    b = GraphBuilder((1, 3), dtype="bfloat16")
+    b.add("Softplus", "x0")
+    g = b.build()
+    x = np.array([[2.0, 2.90625, 3.5]], DTYPES["bfloat16"])
+    got = _run(g, {}, [x])[0].astype(np.float64)[0]
+    want = REFERENCE["Softplus"]({}, [x.astype(np.float64)], {})[0]
+    assert got[1] == 2.90625 and got[2] == 3.5  # x itself above the cutoff
+    assert 0.04 < want[1] - got[1] < 0.06
+    assert abs(got[0] - want[0]) < 0.01  # computed below it
 
 
 XLA_OPS = ("LSTM", "GRU", "SimpleRNN", "Conv2DTranspose", "Conv3DTranspose",

@@ -153,6 +153,15 @@ def _gelu(x: A, a: dict[str, Any]) -> A:
     return 0.5 * x * (1 + _erf(x / np.sqrt(2)))
 
 
+SELU_ALPHA = 1.6732632423543772848170429916717
+SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _softplus(x: A) -> A:
+    """log(1 + exp(x)) without overflow: max(x, 0) + log1p(exp(-|x|))."""
+    return np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x)))
+
+
 def _softmax(x: A, axis: int) -> A:
     e = np.exp(x - x.max(axis=axis, keepdims=True))
     return e / e.sum(axis=axis, keepdims=True)
@@ -185,6 +194,16 @@ ONE: dict[str, Callable[[A, dict[str, A], dict[str, Any]], A]] = {
     "Sigmoid": lambda x, w, a: _sigmoid(x),
     "Tanh": lambda x, w, a: np.tanh(x),
     "GELU": lambda x, w, a: _gelu(x, a),
+    "Softplus": lambda x, w, a: _softplus(x),
+    "Softsign": lambda x, w, a: x / (1 + np.abs(x)),
+    "SELU": lambda x, w, a: SELU_SCALE * np.where(x > 0, x, SELU_ALPHA * np.expm1(
+        np.minimum(x, 0))),
+    "SiLU": lambda x, w, a: x * _sigmoid(x),
+    "HardSigmoid": lambda x, w, a: np.maximum(0, np.minimum(1, x / 6 + 0.5)),
+    "Mish": lambda x, w, a: x * np.tanh(_softplus(x)),
+    "Abs": lambda x, w, a: np.abs(x),
+    "Square": lambda x, w, a: x * x,
+    "Clip": lambda x, w, a: np.minimum(np.maximum(x, a["min_value"]), a["max_value"]),
     "BatchNorm": lambda x, w, a: _norm(x, w["moving_mean"], w["moving_variance"], w,
                                        a["epsilon"]),
     "LayerNorm": lambda x, w, a: _norm(x, x.mean(-1, keepdims=True), x.var(-1, keepdims=True),
@@ -197,6 +216,8 @@ ONE: dict[str, Callable[[A, dict[str, A], dict[str, Any]], A]] = {
     "RepeatVector": lambda x, w, a: np.repeat(x[:, None], a["n"], axis=1),
     "ReduceMean": lambda x, w, a: x.mean(axis=a["axes"], keepdims=a["keepdims"]),
     "ReduceMax": lambda x, w, a: x.max(axis=a["axes"], keepdims=a["keepdims"]),
+    "ReduceSum": lambda x, w, a: x.sum(axis=a["axes"], keepdims=a["keepdims"]),
+    "ReduceMin": lambda x, w, a: x.min(axis=a["axes"], keepdims=a["keepdims"]),
     "Identity": lambda x, w, a: x,
     "Dropout": lambda x, w, a: x,
     **{f"Conv{n}D": ref_conv for n in (1, 2, 3)},

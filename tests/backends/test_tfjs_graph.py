@@ -5,9 +5,9 @@ A mistake in graph.js would be reported as a TF.js bug, so every sample of every
 and every seed model runs in Node through ``graph_runner.js`` on tfjs 4.22.0's cpu and
 wasm backends, in float32, and is compared with the torch lowering run in float64 on the
 same (exactly widened) weights and inputs; ``EXTRA`` graphs add what the samples leave
-out (rank-5 norms and activations, odd geometry, T=1 recurrences). The same graphs run on
-tfjs-webgl in headless Chromium through the real backend (rank limits of webgl shaders
-are where a spelling can fail there). Op kinds graph.js refuses must be exactly the ones
+out (rank-5 norms, activations and reductions, odd geometry, T=1 recurrences, a Clip
+with equal bounds). The same graphs run on tfjs-webgl in headless Chromium through the
+real backend (rank limits of webgl shaders are where a spelling can fail there). Op kinds graph.js refuses must be exactly the ones
 it declares in ``UNSUPPORTED``; a float64 graph must be refused naming its dtype.
 """
 
@@ -136,6 +136,11 @@ def _extra() -> list[Graph]:
              padding="same", depth_multiplier=2),
         _one((2, 11, 3), "Conv1D", kernel_size=(4,), strides=(3,), padding="same"),
         _one((2, 5, 6, 7, 2), "ZeroPadding3D", padding=((0, 2), (3, 0), (1, 1))),
+        *[_one(s5, op) for op in ("Softplus", "Softsign", "SELU", "SiLU", "HardSigmoid",
+                                  "Mish", "Abs", "Square")],
+        _one(s5, "Clip", min_value=-0.75, max_value=0.25),
+        _one(s5, "Clip", min_value=0.5, max_value=0.5),  # tfjs fills instead of clipping
+        _one(s5, "ReduceSum", axes=(1, 2, 4)), _one(s5, "ReduceMin", axes=(3,), keepdims=True),
     ]
 
 

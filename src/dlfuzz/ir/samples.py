@@ -72,7 +72,11 @@ def op_samples(op: str, dtype: str = "float64") -> list[Graph]:
             variants = [{}, {"approximate": True}]
         elif op == "Softmax":
             variants = [{}, {"axis": 1}]
+        elif op == "Clip":  # asymmetric bounds, exact in every float dtype
+            variants = [{}, {"min_value": -0.5, "max_value": 1.25}]
         out += [_one((2, 4, 5), op, dtype, **v) for v in variants]
+        if op == "HardSigmoid":  # 1,024 normal inputs: a few reach the flat parts, |x| > 3
+            out.append(_one((4, 256), op, dtype))
     elif kind.family == "norm":
         out += [_one((3, 4, 5), op, dtype, epsilon=1e-3), _one((4, 6), op, dtype)]
     elif kind.family == "merge" and op not in ("Concat", "MatMul"):
@@ -105,7 +109,7 @@ def op_samples(op: str, dtype: str = "float64") -> list[Graph]:
         out.append(_one(shape, op, dtype, size=(2,) + (3,) * (n - 1)))
     elif op == "RepeatVector":
         out.append(_one((2, 5), op, dtype, n=3))
-    elif op in ("ReduceMean", "ReduceMax"):
+    elif kind.family == "reduce":
         out += [_one((2, 3, 4, 5), op, dtype, axes=(1, 2)),
                 _one((2, 3, 4), op, dtype, axes=(2,), keepdims=True)]
     elif kind.family == "elementwise_const":

@@ -349,6 +349,18 @@
       Sigmoid: () => ([x]) => tf.sigmoid(x),
       Tanh: () => ([x]) => tf.tanh(x),
       GELU: gelu,
+      // tfjs-core has softplus, selu, abs, square and clipByValue; softsign, SiLU,
+      // hard sigmoid and mish are written from docs/ir.md (tfjs-layers' hardSigmoid is
+      // Keras 2's 0.2 * x + 0.5, not the IR's relu6(x + 3) / 6).
+      Softplus: () => ([x]) => tf.softplus(x),
+      Softsign: () => ([x]) => tf.div(x, tf.add(tf.abs(x), 1)),
+      SELU: () => ([x]) => tf.selu(x),
+      SiLU: () => ([x]) => tf.mul(x, tf.sigmoid(x)),
+      HardSigmoid: () => ([x]) => tf.div(tf.relu6(tf.add(x, 3)), 6),
+      Mish: () => ([x]) => tf.mul(x, tf.tanh(tf.softplus(x))),
+      Abs: () => ([x]) => tf.abs(x),
+      Square: () => ([x]) => tf.square(x),
+      Clip: (n) => ([x]) => tf.clipByValue(x, n.attrs.min_value, n.attrs.max_value),
       BatchNorm: batchNorm,
       LayerNorm: layerNorm,
       Add: () => (xs) => tf.addN(xs),
@@ -367,6 +379,8 @@
       RepeatVector: (n) => ([x]) => tf.tile(tf.expandDims(x, 1), [1, n.attrs.n, 1]),
       ReduceMean: reduce(tf.mean),
       ReduceMax: reduce(tf.max),
+      ReduceSum: reduce(tf.sum),
+      ReduceMin: reduce(tf.min),
       Identity: () => ([x]) => tf.clone(x),
       Dropout: () => ([x]) => tf.clone(x), // inference: the identity
       SimpleRNN: recurrent('SimpleRNN'),

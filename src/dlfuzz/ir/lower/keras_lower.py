@@ -3,10 +3,12 @@
 Each node is one ``keras.layers`` layer named after the node id and created with the
 graph's dtype (so its variables and its computation use that dtype on every backend);
 weights are loaded once in ``build()`` with ``layer.set_weights`` in the order the Keras
-layer declares them. What Keras 3 has no layer for (ThresholdedReLU, ReduceMean/Max,
-AddConst/MulConst, and the attribute values a Keras layer refuses, such as a negative
-LeakyReLU slope) becomes a ``keras.layers.Lambda`` over ``keras.ops``, which runs on the
-tensorflow, jax and torch backends alike. Keras picks its backend at import
+layer declares them. What Keras 3 has no layer for (ThresholdedReLU, the reductions,
+Abs, Square, Clip, AddConst/MulConst, and the attribute values a Keras layer refuses,
+such as a negative LeakyReLU slope) becomes a ``keras.layers.Lambda`` over ``keras.ops``,
+which runs on the tensorflow, jax and torch backends alike. The other activations are
+``keras.layers.Activation`` by name (Keras 3's ``hard_sigmoid`` is relu6(x + 3) / 6, the
+IR's HardSigmoid, not Keras 2's 0.2 * x + 0.5). Keras picks its backend at import
 (``KERAS_BACKEND``); the emitted source works under each of them. With ``probe`` the
 model's outputs are every node's value, in node order.
 
@@ -198,6 +200,14 @@ def _activation(name: str) -> Emitter:
     return lambda node, ins, out: Lowered(layer("Activation", node, name))
 
 
+def _clip(node: Node, ins: list[TensorType], out: TensorType) -> Lowered:
+    """Keras 3 has no clipping layer: keras.ops.clip, bounds as Python floats (every
+    backend converts them to the input's dtype)."""
+    a = node.a
+    return Lowered(ops_layer(node, f"keras.ops.clip(t, {lit(a['min_value'])}, "
+                                   f"{lit(a['max_value'])})"))
+
+
 def _batch_norm(node: Node, ins: list[TensorType], out: TensorType) -> Lowered:
     return Lowered(layer("BatchNormalization", node, axis=-1, epsilon=node.a["epsilon"]),
                    tuple(weight(node, n) for n in ("gamma", "beta", "moving_mean",
@@ -260,6 +270,15 @@ EMITTERS: dict[str, Emitter] = {
     "Sigmoid": _activation("sigmoid"),
     "Tanh": _activation("tanh"),
     "GELU": _gelu,
+    "Softplus": _activation("softplus"),
+    "Softsign": _activation("softsign"),
+    "SELU": _activation("selu"),
+    "SiLU": _activation("silu"),
+    "HardSigmoid": _activation("hard_sigmoid"),  # Keras 3's: relu6(x + 3) / 6
+    "Mish": _activation("mish"),
+    "Abs": lambda node, ins, out: Lowered(ops_layer(node, "keras.ops.absolute(t)")),
+    "Square": lambda node, ins, out: Lowered(ops_layer(node, "keras.ops.square(t)")),
+    "Clip": _clip,
     "BatchNorm": _batch_norm,
     "LayerNorm": _layer_norm,
     "Add": _simple("Add"),
@@ -278,6 +297,8 @@ EMITTERS: dict[str, Emitter] = {
     "RepeatVector": _simple("RepeatVector", n="n"),
     "ReduceMean": _reduce("mean"),
     "ReduceMax": _reduce("max"),
+    "ReduceSum": _reduce("sum"),
+    "ReduceMin": _reduce("min"),
     "Identity": _simple("Identity"),
     "Dropout": _simple("Dropout", rate="rate"),
     **{name: _recurrent for name in ("SimpleRNN", "LSTM", "GRU")},

@@ -15,6 +15,9 @@ only through OrtValues, so a bfloat16 model binds its inputs and outputs as OrtV
 over uint16 views (most CPU kernels then refuse bfloat16 with NOT_IMPLEMENTED, which is
 the library's answer, not the lowering's). Float attributes (LeakyRelu alpha, epsilon...)
 are float32 in ONNX protobuf, so a float64 graph sees them rounded to float32.
+Softplus, Softsign, SELU, HardSigmoid and Mish have no float64 CPU kernel in ONNX Runtime
+1.31: a float64 graph spells them with primitives that do (see ``onnx_lower_ops``); SiLU
+(no ONNX op before opset 24) and Square are ``Mul`` everywhere.
 
 This module assembles the program; the builder the op emitters write through is
 ``onnx_context`` and the emitters themselves are ``onnx_lower_ops``.

@@ -188,6 +188,103 @@ def gelu(c: Ctx, n: Node) -> None:
     c.node("Gelu", [n.inputs[0]], n.id, approximate="tanh" if n.a["approximate"] else "none")
 
 
+# ---- activations ONNX Runtime runs in float32/float16 but not in float64 --------------------
+# ONNX Runtime 1.31's CPU provider has no double kernel for Softplus, Softsign, Selu,
+# HardSigmoid or Mish (NOT_IMPLEMENTED). A float64 graph gets the same formula from
+# primitives that have one (Abs, Neg, Exp, Log, Relu, Min, Add, Sub, Mul, Div, Clip,
+# Tanh), so its values are still compared; other dtypes keep the native op (bfloat16 is
+# refused by ONNX Runtime either way: no primitive has a bfloat16 CPU kernel).
+SELU_ALPHA = 1.6732632423543772848170429916717
+SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _f64(c: Ctx, n: Node) -> bool:
+    return c.types[n.id].dtype == "float64"
+
+
+def _softplus_f64(c: Ctx, n: Node, out: str) -> str:
+    """Stable softplus: ``relu(x) + log(1 + exp(-|x|))`` (exp never overflows)."""
+    x = n.inputs[0]
+    one = c.const(f"{n.id}.one", 1.0)
+    t = c.node("Neg", [c.node("Abs", [x], f"{n.id}.abs")], f"{n.id}.neg")
+    t = c.node("Add", [c.node("Exp", [t], f"{n.id}.exp"), one], f"{n.id}.exp1")
+    t = c.node("Log", [t], f"{n.id}.log")
+    return c.node("Add", [c.node("Relu", [x], f"{n.id}.relu"), t], out)
+
+
+def softplus(c: Ctx, n: Node) -> None:
+    if _f64(c, n):
+        _softplus_f64(c, n, n.id)
+    else:
+        c.node("Softplus", [n.inputs[0]], n.id)
+
+
+def softsign(c: Ctx, n: Node) -> None:
+    x = n.inputs[0]
+    if not _f64(c, n):
+        c.node("Softsign", [x], n.id)
+        return
+    t = c.node("Add", [c.node("Abs", [x], f"{n.id}.abs"), c.const(f"{n.id}.one", 1.0)],
+               f"{n.id}.den")
+    c.node("Div", [x, t], n.id)
+
+
+def selu(c: Ctx, n: Node) -> None:
+    """Native Selu with alpha and gamma spelled out (ONNX's defaults are the same constants,
+    rounded to float32 attributes); float64: ``scale * (relu(x) + alpha * (exp(min(x, 0))
+    - 1))``, which is ``scale * x`` for x > 0 and never overflows."""
+    x = n.inputs[0]
+    if not _f64(c, n):
+        c.node("Selu", [x], n.id, alpha=SELU_ALPHA, gamma=SELU_SCALE)
+        return
+    t = c.node("Min", [x, c.const(f"{n.id}.zero", 0.0)], f"{n.id}.neg_part")
+    t = c.node("Sub", [c.node("Exp", [t], f"{n.id}.exp"), c.const(f"{n.id}.one", 1.0)],
+               f"{n.id}.expm1")
+    t = c.node("Mul", [t, c.const(f"{n.id}.alpha", SELU_ALPHA)], f"{n.id}.elu")
+    t = c.node("Add", [c.node("Relu", [x], f"{n.id}.relu"), t], f"{n.id}.sum")
+    c.node("Mul", [t, c.const(f"{n.id}.scale", SELU_SCALE)], n.id)
+
+
+def silu(c: Ctx, n: Node) -> None:
+    """ONNX has no SiLU before opset 24 (Swish): ``x * Sigmoid(x)``."""
+    x = n.inputs[0]
+    c.node("Mul", [x, c.node("Sigmoid", [x], f"{n.id}.sigmoid")], n.id)
+
+
+def hard_sigmoid(c: Ctx, n: Node) -> None:
+    """HardSigmoid(alpha=1/6, beta=0.5) is ``max(0, min(1, x / 6 + 0.5))``; float64:
+    ``Clip(x / 6 + 0.5, 0, 1)``."""
+    x = n.inputs[0]
+    if not _f64(c, n):
+        c.node("HardSigmoid", [x], n.id, alpha=1 / 6, beta=0.5)
+        return
+    t = c.node("Div", [x, c.const(f"{n.id}.six", 6.0)], f"{n.id}.div")
+    t = c.node("Add", [t, c.const(f"{n.id}.half", 0.5)], f"{n.id}.add")
+    c.node("Clip", [t, c.const(f"{n.id}.zero", 0.0), c.const(f"{n.id}.one", 1.0)], n.id)
+
+
+def mish(c: Ctx, n: Node) -> None:
+    """Native Mish (opset 18); float64: ``x * tanh(softplus(x))`` from primitives."""
+    x = n.inputs[0]
+    if not _f64(c, n):
+        c.node("Mish", [x], n.id)
+        return
+    t = c.node("Tanh", [_softplus_f64(c, n, f"{n.id}.softplus")], f"{n.id}.tanh")
+    c.node("Mul", [x, t], n.id)
+
+
+def square(c: Ctx, n: Node) -> None:
+    """ONNX has no Square op: ``x * x``, the IR's formula as written."""
+    c.node("Mul", [n.inputs[0], n.inputs[0]], n.id)
+
+
+def clip(c: Ctx, n: Node) -> None:
+    """Clip's bounds are inputs of the graph's dtype (opset 11 and later)."""
+    low = c.const(f"{n.id}.min", float(n.a["min_value"]))
+    high = c.const(f"{n.id}.max", float(n.a["max_value"]))
+    c.node("Clip", [n.inputs[0], low, high], n.id)
+
+
 def batch_norm(c: Ctx, n: Node) -> None:
     """ONNX normalizes axis 1: a rank > 2 input goes channels-first and back."""
     rank = len(c.shape(n.id))
@@ -347,6 +444,15 @@ EMITTERS: dict[str, Emitter] = {
     "Sigmoid": _unary("Sigmoid"),
     "Tanh": _unary("Tanh"),
     "GELU": gelu,
+    "Softplus": softplus,
+    "Softsign": softsign,
+    "SELU": selu,
+    "SiLU": silu,
+    "HardSigmoid": hard_sigmoid,
+    "Mish": mish,
+    "Abs": _unary("Abs"),
+    "Square": square,
+    "Clip": clip,
     "BatchNorm": batch_norm,
     "LayerNorm": layer_norm,
     "Add": _chain("Add"),
@@ -365,6 +471,8 @@ EMITTERS: dict[str, Emitter] = {
     "RepeatVector": repeat_vector,
     "ReduceMean": _reduce("ReduceMean"),
     "ReduceMax": _reduce("ReduceMax"),
+    "ReduceSum": _reduce("ReduceSum"),
+    "ReduceMin": _reduce("ReduceMin"),
     "Identity": _unary("Identity"),
     "Dropout": dropout,
     **{op: recurrent for op in _RNN},

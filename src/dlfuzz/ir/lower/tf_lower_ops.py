@@ -216,6 +216,17 @@ def _elu(node: Node, xs: list[str], c: Ctx) -> list[str]:
     return [f"{node.id} = tf.where({x} > 0, {x}, tf.math.multiply(tf.nn.elu({x}), {alpha!r}))"]
 
 
+def _hard_sigmoid(node: Node, xs: list[str], c: Ctx) -> list[str]:
+    """relu6(x + 3) / 6, as Keras' TF backend writes it (TensorFlow has no such op).
+
+    The constants are tensors of the input's dtype: ``x + 3.0`` or ``y / 6.0`` would
+    promote bfloat16 to float64 under TensorFlow's numpy behaviour.
+    """
+    x = xs[0]
+    return [f"{node.id} = tf.math.divide(tf.nn.relu6(tf.math.add({x}, "
+            f"tf.constant(3.0, {x}.dtype))), tf.constant(6.0, {x}.dtype))"]
+
+
 def _simple(template: str) -> Emitter:
     """An op that is one call of its single input; ``{x}`` and attributes fill in."""
     def emit(node: Node, xs: list[str], c: Ctx) -> list[str]:
@@ -390,6 +401,15 @@ EMITTERS: dict[str, Emitter] = {
     "Sigmoid": _simple("tf.math.sigmoid({x})"),
     "Tanh": _simple("tf.math.tanh({x})"),
     "GELU": _simple("tf.nn.gelu({x}, approximate={approximate})"),
+    "Softplus": _simple("tf.math.softplus({x})"),
+    "Softsign": _simple("tf.nn.softsign({x})"),
+    "SELU": _simple("tf.nn.selu({x})"),
+    "SiLU": _simple("tf.nn.silu({x})"),
+    "HardSigmoid": _hard_sigmoid,
+    "Mish": _simple("tf.math.multiply({x}, tf.math.tanh(tf.math.softplus({x})))"),
+    "Abs": _simple("tf.math.abs({x})"),
+    "Square": _simple("tf.math.square({x})"),
+    "Clip": _simple("tf.clip_by_value({x}, {min_value!r}, {max_value!r})"),
     "BatchNorm": _batch_norm,
     "LayerNorm": _layer_norm,
     "AddConst": _scalar("tf.math.add"),
@@ -410,6 +430,8 @@ EMITTERS: dict[str, Emitter] = {
     "RepeatVector": _repeat_vector,
     "ReduceMean": _reduce("tf.math.reduce_mean"),
     "ReduceMax": _reduce("tf.math.reduce_max"),
+    "ReduceSum": _reduce("tf.math.reduce_sum"),
+    "ReduceMin": _reduce("tf.math.reduce_min"),
     "Identity": _simple("tf.identity({x})"),
     "Dropout": _simple("tf.identity({x})"),  # inference: the identity
     **{name: _rnn for name in _RNN_FN},

@@ -3,14 +3,17 @@
 Activations keep the shape. PReLU's ``alpha`` has one slope per channel (last axis),
 shared over the other axes (Keras ``shared_axes`` = all but channels). BatchNorm is the
 inference form: ``gamma * (x - moving_mean) / sqrt(moving_variance + epsilon) + beta``
-over the last axis; LayerNorm normalizes the last axis (biased variance).
+over the last axis; LayerNorm normalizes the last axis (biased variance). Softplus,
+Softsign, SELU, SiLU, HardSigmoid, Mish, Abs, Square and Clip have no weights; their
+formulas are Keras 3's and PyTorch's (HardSigmoid is relu6(x + 3) / 6, not Keras 2's
+0.2 * x + 0.5), written out in docs/ir.md so every lowering is checked against numpy.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from dlfuzz.ir.ops.base import Attr, OpKind, need
+from dlfuzz.ir.ops.base import Attr, Infer, OpKind, need
 from dlfuzz.ir.types import TensorType
 
 
@@ -24,8 +27,18 @@ def _softmax(ins: list[TensorType], a: dict[str, Any]) -> tuple[int, ...]:
     return ins[0].shape
 
 
-def activation(name: str, attrs: tuple[Attr, ...] = (), doc: str = "") -> OpKind:
-    return OpKind(name, "activation", (1, 1), attrs, _same, doc=doc)
+def _clip(ins: list[TensorType], a: dict[str, Any]) -> tuple[int, ...]:
+    """Clip bounds must be ordered: libraries disagree on min > max (torch gives max
+    everywhere, TF.js asserts), so such a graph would only find that disagreement."""
+    need(a["min_value"] <= a["max_value"],
+         f"Clip min_value {a['min_value']} is greater than max_value {a['max_value']}")
+    return ins[0].shape
+
+
+def activation(name: str, attrs: tuple[Attr, ...] = (), doc: str = "",
+               infer: Infer = _same) -> OpKind:
+    """An elementwise op of one input that keeps the shape (``infer`` may add checks)."""
+    return OpKind(name, "activation", (1, 1), attrs, infer, doc=doc)
 
 
 def _channels(ins: list[TensorType], a: dict[str, Any]) -> dict[str, tuple[int, ...]]:
@@ -79,6 +92,19 @@ OPS = [
     activation("Tanh"),
     activation("GELU", (Attr("approximate", "bool", False),),
                "exact: x * Phi(x); approximate: the tanh formula"),
+    activation("Softplus", doc="log(1 + exp(x)), computed stably"),
+    activation("Softsign", doc="x / (1 + |x|)"),
+    activation("SELU", doc="scale * (x if x > 0 else alpha * (exp(x) - 1)), "
+                           "alpha = 1.6732632423543772848170429916717, "
+                           "scale = 1.0507009873554804934193349852946"),
+    activation("SiLU", doc="x * sigmoid(x) (Swish)"),
+    activation("HardSigmoid", doc="max(0, min(1, x / 6 + 1/2)) = relu6(x + 3) / 6 "
+                                  "(Keras 3 and PyTorch; not Keras 2's 0.2 * x + 0.5)"),
+    activation("Mish", doc="x * tanh(softplus(x))"),
+    activation("Abs", doc="|x|"),
+    activation("Square", doc="x * x"),
+    activation("Clip", (Attr("min_value", "float", -1.0), Attr("max_value", "float", 1.0)),
+               "min(max(x, min_value), max_value); min_value <= max_value", _clip),
     OpKind("BatchNorm", "norm", (1, 1), (Attr("epsilon", "float", 1e-3),), _norm_infer,
            _norm_weights(("gamma", "beta", "moving_mean", "moving_variance"))),
     OpKind("LayerNorm", "norm", (1, 1), (Attr("epsilon", "float", 1e-3),), _norm_infer,

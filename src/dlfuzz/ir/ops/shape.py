@@ -1,7 +1,7 @@
 """Shape and data-movement ops; the batch axis (0) is never touched.
 
 Transpose takes Keras ``Permute`` dims: a permutation of ``1..rank-1``. Axes given to
-Concat, ReduceMean/ReduceMax are positive and non-batch (``1..rank-1``).
+Concat and the reductions (ReduceMean/Max/Sum/Min) are positive and non-batch (``1..rank-1``).
 """
 
 from __future__ import annotations
@@ -119,6 +119,10 @@ OPS = [
     OpKind("ReduceMean", "reduce", (1, 1),
            (Attr("axes", "ints", (1,)), Attr("keepdims", "bool", False)), _reduce),
     OpKind("ReduceMax", "reduce", (1, 1),
+           (Attr("axes", "ints", (1,)), Attr("keepdims", "bool", False)), _reduce),
+    OpKind("ReduceSum", "reduce", (1, 1),
+           (Attr("axes", "ints", (1,)), Attr("keepdims", "bool", False)), _reduce),
+    OpKind("ReduceMin", "reduce", (1, 1),
            (Attr("axes", "ints", (1,)), Attr("keepdims", "bool", False)), _reduce),
     OpKind("Identity", "misc", (1, 1), (), _identity),
     OpKind("Dropout", "misc", (1, 1), (Attr("rate", "float", 0.5),), _dropout,
