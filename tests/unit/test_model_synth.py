@@ -89,3 +89,11 @@ def test_a_method_giving_up_on_a_parent_does_not_shorten_the_batch() -> None:
 
     engine.method.propose = gives_up_every_other_time  # type: ignore[method-assign]
     assert len(engine.propose(16)) == 16 and engine.dry_draws == 8
+
+
+def test_clip_bounds_are_drawn_and_ordered(models: list[Model]) -> None:
+    bounds = [(n.a["min_value"], n.a["max_value"]) for m in models for n in m.graph.nodes
+              if n.op == "Clip"]
+    assert len(bounds) >= 10
+    assert all(lo <= hi for lo, hi in bounds)
+    assert len(set(bounds)) > len(bounds) // 2  # drawn, not the defaults

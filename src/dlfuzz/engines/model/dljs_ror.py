@@ -383,7 +383,7 @@ def _d_reduce(op: str, t: TensorType, partners: Partners, rng: np.random.Generat
 _DETOURS: dict[str, Callable[[str, TensorType, Partners, np.random.Generator],
                              list[list[Step]]]] = {
     "Flatten": _d_flatten, "Concat": _d_concat, "RepeatVector": _d_repeat,
-    "ReduceMean": _d_reduce, "ReduceMax": _d_reduce,
+    **{f"Reduce{k}": _d_reduce for k in ("Mean", "Max", "Sum", "Min")},
     **{f"Global{k}Pool{n}D": _d_global for k in ("Max", "Avg") for n in (1, 2, 3)},
     **{f"ZeroPadding{n}D": _d_pad for n in (1, 2, 3)},
     **{f"Cropping{n}D": _d_crop for n in (1, 2, 3)},

@@ -223,6 +223,10 @@ class SynthMethod:
                                                            replace=False)))
         if name == "n":  # RepeatVector
             return int(rng.integers(1, 5))
+        if op.name == "Clip" and name in ("min_value", "max_value"):
+            # Overlapping ranges: mostly ordered, and the rule refuses min > max.
+            low, high = (-3.0, 0.5) if name == "min_value" else (-0.5, 3.0)
+            return float(np.round(rng.uniform(low, high), 2))
         if name == "max_value":
             return None if rng.random() < 0.5 else float(np.round(rng.uniform(0.1, 6.0), 2))
         if name in ("alpha", "theta"):
