@@ -1,9 +1,11 @@
 """A model campaign on two backends runs its added reference library only on demand.
 
-``dlfuzz run --engine model --backends torch,ort`` adds jax as the float64 reference
-(``resolve_backends``). Every backend runs the same graph, so jax is needed only to
-settle who is wrong when torch and ORT disagree; running it on every case (JAX eager
-compiles every op of a new graph) cut the pipeline from about 100 to about 5 cases/s.
+``dlfuzz run --engine model --backends torch,ort`` adds TensorFlow as the float64
+reference (``resolve_backends``: the cheapest library to run a fresh float64 graph after
+torch, which is already there; JAX eager compiles every op of a new graph). Every
+backend runs the same graph, so the reference is needed only to settle who is wrong
+when torch and ORT disagree; running JAX on every case cut the pipeline from about 100
+to about 5 cases/s.
 """
 
 from __future__ import annotations
@@ -18,8 +20,11 @@ from dlfuzz.settings import CampaignSettings
 
 def test_which_added_references_run_on_demand() -> None:
     model = CampaignSettings(engine="model", backends=("torch", "ort"))
-    assert resolve_backends(model) == ["torch", "ort", "jax"]
-    assert on_demand_references(model, resolve_backends(model)) == {"jax"}
+    assert resolve_backends(model) == ["torch", "ort", "tf"]
+    assert on_demand_references(model, resolve_backends(model)) == {"tf"}
+    # Without torch, torch comes first: the cheapest float64 graph runner.
+    ort_only = CampaignSettings(engine="model", backends=("ort", "ort-noopt"))
+    assert resolve_backends(ort_only) == ["ort", "ort-noopt", "torch", "tf"]
     # one selected backend: the reference is the only thing to compare with
     alone = CampaignSettings(engine="model", backends=("ort",))
     assert on_demand_references(alone, resolve_backends(alone)) == frozenset()
@@ -38,7 +43,7 @@ def test_a_torch_vs_ort_model_campaign_runs_jax_only_for_the_judge(tmp_path) -> 
     with sqlite3.connect(out / "campaign.db") as db:
         cases = dict(db.execute("select name, cases from backends").fetchall())
         batches = db.execute("select count(*), sum(cases) from batches").fetchone()
-    assert set(cases) == {"torch", "ort", "jax"}
+    assert set(cases) == {"torch", "ort", "tf"}
     assert batches[0] > 0 and cases["ort"] >= batches[1] > 0
-    # jax ran reference variants and confirmations at most, never every case
-    assert cases["jax"] < cases["ort"] / 3, cases
+    # tf ran reference variants and confirmations at most, never every case
+    assert cases["tf"] < cases["ort"] / 3, cases

@@ -115,3 +115,31 @@ def test_a_rescaled_set_that_comes_back_finite_ends_the_search() -> None:
     engine.feedback(retry, {"torch": _outcome(0.5)}, [])
     assert engine.counters()["model_inputs_rescaled_finite"] == 1
     assert engine.propose(8)[0].graph != target.graph
+
+
+def test_a_demoted_low_precision_finding_queues_the_models_float32_sibling() -> None:
+    from dlfuzz.oracles.base import finding
+
+    engine = ModelEngine(seed=8, libraries=("torch",), method="synth", inputs_per_model=2)
+    cases = []
+    while not any(c.graph.dtype == "float16" for c in cases):
+        cases = engine.propose(16)
+    half = next(c for c in cases if c.graph.dtype == "float16")
+    demoted = finding("differential", "numeric", half, "torch", "call", "torch off",
+                      demoted="a float16 model: ...", low_precision_model="float16")
+    plain = finding("differential", "numeric", half, "torch", "call", "torch off")
+    for case in cases:
+        engine.feedback(case, {"torch": _outcome(0.5)}, [plain])  # no sibling for these
+    assert engine.counters().get("model_float32_siblings", 0) == 0
+    engine.feedback(half, {"torch": _outcome(0.5)}, [demoted])
+    engine.feedback(half, {"torch": _outcome(0.5)}, [demoted])  # one sibling per model
+    (sibling, *rest) = engine.propose(16)
+    assert engine.counters()["model_float32_siblings"] == 1
+    assert sibling.graph.dtype == "float32" and rest[0].graph != sibling.graph
+    assert [n.op for n in sibling.graph.nodes] == [n.op for n in half.graph.nodes]
+    for wide, narrow in zip(sibling.tensors, half.tensors, strict=True):
+        assert wide.dtype == "float32"
+        np.testing.assert_array_equal(wide.to_numpy(), narrow.to_numpy().astype(np.float32))
+    assert [k for k, _ in sibling.weights] == [k for k, _ in half.weights]
+    assert all(w.dtype == "float32" for _, w in sibling.weights)
+    assert "float32 of a float16 model" in dict(sibling.origin)["sibling"]

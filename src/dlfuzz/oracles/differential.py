@@ -70,7 +70,6 @@ class DifferentialOracle(Oracle):
         ctx.stats["suspicious"] += len(suspects)
         refs = ctx.judge.references([items[i] for i in suspects])
         guilty: list[tuple[int, Verdict, Reference]] = []
-        peers_of: dict[tuple[int, str], list[Verdict]] = {}
         for i, ref in zip(suspects, refs, strict=True):
             case, outcomes = items[i]
             if ref is None:
@@ -95,14 +94,12 @@ class DifferentialOracle(Oracle):
                 elif v.guilty:
                     guilty.append((i, v, ref))
                     self._sound[(i, v.backend)] = _sound_pair(v.backend, sound, ctx)
-                    peers_of[(i, v.backend)] = [p for p in verdicts if p.backend != v.backend]
         suspects_of = self._localize(items, guilty, ctx)
         for (i, v, ref), suspect in zip(guilty, suspects_of, strict=True):
             case, outcomes = items[i]
             f = self._finding(case, outcomes[v.backend], v, ref.method, ref.libraries, suspect)
             f = replace(f, details=tuple(sorted(
-                f.details + judgement(case, outcomes[v.backend], v, ctx,
-                                      peers_of.get((i, v.backend), ())))))
+                f.details + judgement(case, outcomes[v.backend], v, ctx))))
             # Resting only on dlfuzz-written counterparts: listed, demoted, never blamed.
             f = demote_counterpart_only(f, case, ref.libraries)
             extra = kind_of(case).numeric_details(outcomes, ref.outputs)
@@ -213,12 +210,12 @@ def _nan_vs_inf(actual: np.ndarray, expected: np.ndarray, mask: np.ndarray) -> b
     return bool(np.all((np.isnan(a) & np.isinf(e)) | (np.isinf(a) & np.isnan(e))))
 
 
-def judgement(case: ApiCase, o: Outcome, verdict: Verdict, ctx: OracleContext,
-              peers: Sequence[Verdict] = ()) -> tuple[tuple[str, object], ...]:
+def judgement(case: ApiCase, o: Outcome, verdict: Verdict, ctx: OracleContext
+              ) -> tuple[tuple[str, object], ...]:
     """The shared-contract details: special_values, ill_conditioned (with
     condition_number) and demoted, each only when it applies (the dtype oracle's too).
-    ``peers`` are the verdicts of the other backends on the same case: what shows a
-    low-precision model's deviation to be more than its rounding (``gross_deviation``)."""
+    A model demoted for its low precision also says so (``low_precision_model``: its
+    dtype), so the model engine can judge the same model in float32."""
     out: list[tuple[str, object]] = []
     if verdict.bad:
         phrase = special_phrase(case, verdict.actual, verdict.expected, verdict.bad,
@@ -240,10 +237,8 @@ def judgement(case: ApiCase, o: Outcome, verdict: Verdict, ctx: OracleContext,
                    "evaluation, and no IEEE rule fixes which answer is right")
     if not demoted and not verdict.rules and not _nan_handling(case, verdict):
         demoted = _low_precision_model(case, dtype)
-        gross = gross_deviation(case, verdict, peers, ctx) if demoted else ""
-        if gross:
-            demoted = ""
-            out.append(("gross_deviation", gross))
+        if demoted:
+            out.append(("low_precision_model", dtype))
     if not demoted:
         demoted = _integer_overflow(case, dtype)
     if demoted:
@@ -306,58 +301,6 @@ def _rounding_budget(case: ApiCase) -> int:
     """How many per-operation tolerances a low-precision model's rounding can add up
     to: one per node, and at least two."""
     return max(2, len(getattr(getattr(case, "graph", None), "nodes", ())))
-
-
-def gross_deviation(case: ApiCase, verdict: Verdict, peers: Sequence[Verdict],
-                    ctx: OracleContext) -> str:
-    """Why a float16/bfloat16 model's deviation is a bug after all ("" when it is not
-    shown to be): it is more than ``outlier_factor`` times the rounding budget of the
-    whole model (one tolerance per node), and another library computing the same model
-    in the same dtype stays within that budget. The peer shows that the dtype can do
-    it; a tenfold margin over the worst accumulation keeps out the libraries that only
-    upcast in other places. A planted torch conv that halves its output was once filed
-    as a demoted float16 "inconsistency" at 250 tolerances off. Only for moderate inputs
-    (``GROSS_INPUT_LIMIT``): near the dtype's range, intermediates overflow."""
-    if verdict.symptom != "numeric" or not verdict.actual:
-        return ""
-    if not _moderate_inputs(case):
-        return ""
-    budget = _rounding_budget(case)
-    factor = ctx.judge.settings.outlier_factor
-    if not verdict.ratio > factor * budget:
-        return ""
-    lib = ctx.library_of.get(verdict.backend, verdict.backend)
-    dtypes = [a.dtype for a in verdict.actual]
-    within = sorted(p.backend for p in peers
-                    if ctx.library_of.get(p.backend, p.backend) != lib
-                    and p.symptom == "numeric" and [a.dtype for a in p.actual] == dtypes
-                    and p.ratio <= budget)
-    if not within:
-        return ""
-    return (f"{verdict.ratio:.0f} tolerances off, more than {factor:g} times the rounding "
-            f"a {budget}-node model can accumulate, while {', '.join(within)} in the same "
-            "dtype stays within it")
-
-
-# The largest input magnitude at which a low-precision model's gross deviation is judged:
-# standard-normal inputs (the model engine's normal profile) stay below 5, and from such
-# inputs no synthesized float16 model overflowed (0 of 295 sets measured); from inputs
-# near the dtype's range, float16 intermediates overflow in one library and not in
-# another that accumulates wider (an ORT GRU 18,603 tolerances off), which is the
-# dtype's limit, not a bug.
-GROSS_INPUT_LIMIT = 16.0
-
-
-def _moderate_inputs(case: ApiCase) -> bool:
-    """Every input finite and at most ``GROSS_INPUT_LIMIT`` in magnitude."""
-    for t in getattr(case, "tensors", ()):
-        a = t.to_numpy()
-        if not a.size or a.dtype.kind in "bc":
-            continue
-        wide = a.astype(np.float64)
-        if not np.all(np.isfinite(wide)) or float(np.abs(wide).max()) > GROSS_INPUT_LIMIT:
-            return False
-    return True
 
 
 def low_precision_rounding(case: ApiCase, o: Outcome, verdict: Verdict) -> bool:

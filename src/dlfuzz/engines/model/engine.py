@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -120,6 +120,10 @@ class ModelEngine(Engine):
         self._searched: dict[str, _Searched] = {}
         self._rescaled: list[_Searched] = []
         self.input_counts: Counter[str] = Counter()
+        # float32 siblings of float16/bfloat16 models whose finding was demoted, waiting
+        # to run (``_judge_in_float32``), and the models that already have one.
+        self._siblings: list[GraphCase] = []
+        self._siblinged: set[str] = set()
 
     def reseed(self, batch: int | None) -> None:
         self.rng = np.random.default_rng([self.seed, batch or 0])
@@ -127,6 +131,8 @@ class ModelEngine(Engine):
 
     def propose(self, n: int) -> list[GraphCase]:
         cases: list[GraphCase] = []
+        while self._siblings and len(cases) < n:
+            cases.append(self._siblings.pop(0))
         while self._rescaled and len(cases) < n:
             cases.append(self._case(self._rescaled.pop(0)))
         if len(cases) >= n:
@@ -191,6 +197,7 @@ class ModelEngine(Engine):
     def feedback(self, case: Any, outcomes: Mapping[str, Outcome],
                  findings: Sequence[Finding]) -> None:
         self._search(case, outcomes)
+        self._judge_in_float32(case, findings)
         key = self._case_model.pop(getattr(case, "id", ""), None)
         if key is None:
             return
@@ -201,6 +208,26 @@ class ModelEngine(Engine):
             del self._open[key]
             self.models_learned += 1
             self.method.learn(result)
+
+    def _judge_in_float32(self, case: Any, findings: Sequence[Finding]) -> None:
+        """Queue the float32 sibling of a float16/bfloat16 model whose finding was
+        demoted as accumulated rounding (``low_precision_model``): the same graph,
+        weights and inputs (widened exactly) in float32, where the reference judges each
+        layer to its tolerance. A planted torch conv that halves its output showed in a
+        float16 model only as a demoted "inconsistency" 250 tolerances off; its float32
+        sibling is a wrong result the oracles blame in their own right. One sibling per
+        model; a deviation that is only float16 rounding stays listed, never filed."""
+        if not isinstance(case, GraphCase) or case.model_key in self._siblinged:
+            return
+        if not any(f.detail("low_precision_model") for f in findings):
+            return
+        self._siblinged.add(case.model_key)
+        wide = tuple(Tensor.from_numpy(t.to_numpy().astype(np.float32)) for t in case.tensors)
+        sibling = case.with_tensors(wide)
+        self._siblings.append(replace(
+            sibling, origin=sibling.origin + (("sibling", f"float32 of a {case.graph.dtype} "
+                                               "model whose finding was demoted"),)))
+        self.input_counts["model_float32_siblings"] += 1
 
     def unsupported_backends(self, case: Any) -> frozenset[str]:
         return frozenset()
