@@ -92,6 +92,11 @@ class Progress:
 # 10 ms, JAX eager 130 ms (it compiles every op of a new graph's shapes). With JAX as the
 # added reference, reference runs took 49 of a 60 s torch-vs-ORT synth campaign.
 MODEL_REFERENCE_ORDER = ("torch", "tf", "jax")
+# A model campaign comparing two or more backends gets a third reference library, run
+# only when the first two disagree in float64: a torch bug that torch's own float64 run
+# shares (a planted flipped 3x3 conv) left torch and TF without consensus, so a
+# torch-vs-ORT campaign could never blame it.
+MODEL_REFERENCES = 3
 
 
 def resolve_backends(settings: CampaignSettings) -> list[str]:
@@ -118,9 +123,13 @@ def resolve_backends(settings: CampaignSettings) -> list[str]:
         cls = reference_capable(name)
         if cls is not None:
             eager_libs.add(cls.library)
-    order = MODEL_REFERENCE_ORDER if kind == "graph" else REFERENCE_PREFERENCE
+    order: tuple[str, ...] = REFERENCE_PREFERENCE
+    wanted = 2
+    if kind == "graph":
+        order = MODEL_REFERENCE_ORDER
+        wanted = MODEL_REFERENCES if _compared(settings, kind) else 2
     for lib in order:
-        if len(eager_libs) >= 2:
+        if len(eager_libs) >= wanted:
             break
         if lib not in eager_libs and lib in registry.names("backend") and reference_capable(lib):
             chosen.append(lib)
@@ -138,14 +147,17 @@ def on_demand_references(settings: CampaignSettings, resolved: Sequence[str]) ->
     case took a torch-vs-ORT model pipeline from 101 to 5.5 cases/s. An API campaign's
     added references stay on every case: there they are the counterparts compared."""
     kind = engine_class(settings.engine).case_kind
-    selected = set(settings.backends)
-    if kind != "graph":
+    if kind != "graph" or not _compared(settings, kind):
         return frozenset()
-    runs_kind = [n for n in selected
+    return frozenset(n for n in resolved if n not in set(settings.backends))
+
+
+def _compared(settings: CampaignSettings, kind: str) -> bool:
+    """Whether two or more selected backends run the engine's kind of case: they are
+    compared with each other, and added references only settle who is wrong."""
+    runs_kind = [n for n in dict.fromkeys(settings.backends)
                  if kind in load_backend_class(registry.import_string("backend", n)).case_kinds]
-    if len(runs_kind) < 2:
-        return frozenset()
-    return frozenset(n for n in resolved if n not in selected)
+    return len(runs_kind) >= 2
 
 
 def processes_of(backend: str, replicas: int) -> int:
@@ -265,8 +277,11 @@ class Campaign:
             reasons = "; ".join(f"{b}: {r}" for b, r in self.pool.unavailable.items())
             raise UsageError(f"backend(s) unavailable: {reasons} "
                              f"(run `dlfuzz backends` for details, or drop them from --backends)")
+        graphs = self.engine.case_kind == "graph"
         judge = Judge(self._runner, [n for n in self.backend_names if not self.compiled[n]],
-                      self.library_of, seed=self.settings.seed)
+                      self.library_of, seed=self.settings.seed,
+                      preference=MODEL_REFERENCE_ORDER if graphs else REFERENCE_PREFERENCE,
+                      first=2 if graphs else 0)
         self.ctx = OracleContext(judge, self.library_of, self.compiled,
                                  broken=self.engine.broken_constraints,
                                  deterministic=self.engine.is_deterministic,

@@ -20,13 +20,15 @@ from dlfuzz.settings import CampaignSettings
 
 def test_which_added_references_run_on_demand() -> None:
     model = CampaignSettings(engine="model", backends=("torch", "ort"))
-    assert resolve_backends(model) == ["torch", "ort", "tf"]
-    assert on_demand_references(model, resolve_backends(model)) == {"tf"}
+    # torch is there; tf, the next cheapest, and jax to settle a torch-vs-tf split
+    assert resolve_backends(model) == ["torch", "ort", "tf", "jax"]
+    assert on_demand_references(model, resolve_backends(model)) == {"tf", "jax"}
     # Without torch, torch comes first: the cheapest float64 graph runner.
     ort_only = CampaignSettings(engine="model", backends=("ort", "ort-noopt"))
-    assert resolve_backends(ort_only) == ["ort", "ort-noopt", "torch", "tf"]
-    # one selected backend: the reference is the only thing to compare with
+    assert resolve_backends(ort_only) == ["ort", "ort-noopt", "torch", "tf", "jax"]
+    # one selected backend: the references are what it is compared with, on every case
     alone = CampaignSettings(engine="model", backends=("ort",))
+    assert resolve_backends(alone) == ["ort", "torch", "tf"]
     assert on_demand_references(alone, resolve_backends(alone)) == frozenset()
     # an API campaign's added libraries are its counterparts: on every case
     api = CampaignSettings(engine="api", backends=("torch",))
@@ -43,7 +45,9 @@ def test_a_torch_vs_ort_model_campaign_runs_jax_only_for_the_judge(tmp_path) -> 
     with sqlite3.connect(out / "campaign.db") as db:
         cases = dict(db.execute("select name, cases from backends").fetchall())
         batches = db.execute("select count(*), sum(cases) from batches").fetchone()
-    assert set(cases) == {"torch", "ort", "tf"}
+    assert set(cases) == {"torch", "ort", "tf", "jax"}
     assert batches[0] > 0 and cases["ort"] >= batches[1] > 0
-    # tf ran reference variants and confirmations at most, never every case
+    # tf ran reference variants and confirmations at most, never every case; jax only
+    # where torch and tf disagreed in float64
     assert cases["tf"] < cases["ort"] / 3, cases
+    assert cases["jax"] <= cases["tf"], cases

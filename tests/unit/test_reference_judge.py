@@ -21,7 +21,7 @@ from real_workers import (
     unary_case,
 )
 
-from dlfuzz.cases import ApiCase, Outcome
+from dlfuzz.cases import ApiCase, Call, Outcome, Ref, Tensor
 from dlfuzz.executor.pool import Pool
 from dlfuzz.oracles.reference import REFERENCE_PREFERENCE, Judge, JudgeSettings, Reference
 
@@ -304,3 +304,44 @@ def test_a_zero_dimensional_result_stays_zero_dimensional(pool: Pool):
     for backend in ("numpy", "torch"):
         assert outcomes[backend].ok, outcomes[backend].message
         assert outcomes[backend].outputs[0].shape == (), backend
+
+
+def test_a_third_reference_library_settles_a_float64_split_and_runs_only_then() -> None:
+    """Models judge with the two cheapest reference libraries first; a bug that torch's
+    own float64 run shares splits them, and only then does the third library run."""
+    from dlfuzz.executor.pool import WorkerConfig
+
+    planted = ("planted_torch_cumsum", "planted_torch_cumsum_float64")
+    with pytest.MonkeyPatch.context() as mp:
+        from real_workers import PLANTED
+
+        mp.setenv("PYTHONPATH", str(PLANTED))
+        pool = Pool([WorkerConfig(b, case_timeout_s=20.0, start_timeout_s=120.0,
+                                  preload=planted if b == "torch" else ())
+                     for b in ("numpy", "torch", "jax")])
+        with pool:
+            pool.start()
+            calls: list[tuple[int, tuple[str, ...]]] = []
+
+            def runner(cases, only):
+                calls.append((len(cases), tuple(only)))
+                return pool.run(cases, only=only)
+
+            judge = Judge(runner, ["numpy", "torch", "jax"], LIBRARY_OF, seed=0,
+                          preference=("torch", "numpy", "jax"), first=2)
+            x = np.arange(8, dtype=np.float32)
+            scan = ApiCase("cumsum", (Tensor.from_numpy(x),),
+                           (("numpy", Call("numpy.cumsum", (Ref(0),))),
+                            ("torch", Call("torch.cumsum", (Ref(0),), (("dim", 0),))),
+                            ("jax", Call("jax.numpy.cumsum", (Ref(0),)))))
+            outcomes = pool.run([scan])[0]
+            (ref,) = judge.references([(scan, outcomes)])
+            assert ref is not None and ref.method == "float64"
+            assert set(ref.libraries) == {"numpy", "jax"}
+            assert [only for _, only in calls] == [("torch", "numpy"), ("jax",)]
+            assert judge.tie_breaks == 1
+            # A case torch and numpy agree on never reaches jax.
+            calls.clear()
+            sine = unary_case("sin", X)
+            (ref,) = judge.references([(sine, pool.run([sine])[0])])
+            assert ref is not None and [only for _, only in calls] == [("torch", "numpy")]

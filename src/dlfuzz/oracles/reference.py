@@ -147,16 +147,23 @@ class Judge:
 
     def __init__(self, runner: Runner, eager_backends: Sequence[str],
                  library_of: dict[str, str], settings: JudgeSettings | None = None,
-                 seed: int = 0) -> None:
+                 seed: int = 0, preference: Sequence[str] = REFERENCE_PREFERENCE,
+                 first: int = 0) -> None:
+        """``preference`` orders the reference libraries (the cheapest first, for models);
+        with ``first`` > 0 only that many reference backends run a suspicious case at
+        first, and the rest only for a case they leave without consensus (a torch bug
+        that its float64 run shares leaves torch and TF apart; JAX then settles it)."""
         self.runner = runner
         self.library_of = library_of
-        order = {lib: i for i, lib in enumerate(REFERENCE_PREFERENCE)}
+        order = {lib: i for i, lib in enumerate(preference)}
         self.reference_backends = sorted(
             (b for b in eager_backends if library_of.get(b) in order),
             key=lambda b: order[library_of[b]])
+        self.first = first
         self.settings = settings or JudgeSettings()
         self.rng = np.random.default_rng(seed)
         self.reference_runs = 0
+        self.tie_breaks = 0  # cases the later reference backends were run for
 
     # ---- reference -----------------------------------------------------------------
     def reference(self, case: ApiCase, outcomes: dict[str, Outcome]) -> Reference | None:
@@ -174,15 +181,40 @@ class Judge:
             if len(backends) >= 2:
                 variants.extend(self._wide_runs(case))
             spans.append((start, len(variants), backends))
-        runs = self.runner(variants, self.reference_backends) if variants else []
-        # Unordered outputs in canonical form, as the differential oracle has them.
-        runs = [canonical_outcomes(v, r) for v, r in zip(variants, runs, strict=True)]
-        self.reference_runs += len(variants)
+        early = self.reference_backends[:self.first] if self.first else self.reference_backends
+        runs = self._run(variants, early)
+        refs = [self._consensus(runs[start:stop], [b for b in backends if b in early])
+                if stop > start else None for start, stop, backends in spans]
+        later = [b for b in self.reference_backends if b not in early]
+        # Cases the first backends left without consensus, where a later one can run.
+        open_ = [k for k, (ref, (start, stop, backends)) in enumerate(zip(refs, spans,
+                                                                           strict=True))
+                 if ref is None and stop > start and any(b in later for b in backends)]
+        if open_:
+            self.tie_breaks += len(open_)
+            again = self._run([v for k in open_ for v in variants[spans[k][0]:spans[k][1]]],
+                              later)
+            at = 0
+            for k in open_:
+                start, stop, backends = spans[k]
+                for j in range(start, stop):
+                    runs[j] = {**runs[j], **again[at]}
+                    at += 1
+                refs[k] = self._consensus(runs[start:stop], backends)
         out: list[Reference | None] = []
-        for (_case, outcomes), (start, stop, backends) in zip(items, spans, strict=True):
-            ref = self._consensus(runs[start:stop], backends) if stop > start else None
+        for (_case, outcomes), ref in zip(items, refs, strict=True):
             out.append(ref if ref is not None else self._vote(outcomes))
         return out
+
+    def _run(self, variants: list[ApiCase], backends: Sequence[str]
+             ) -> list[dict[str, Outcome]]:
+        """The variants on ``backends``, outputs in canonical form (unordered outputs as
+        the differential oracle has them)."""
+        if not variants:
+            return []
+        runs = self.runner(variants, list(backends))
+        self.reference_runs += len(variants)
+        return [canonical_outcomes(v, r) for v, r in zip(variants, runs, strict=True)]
 
     def _wide_runs(self, case: ApiCase) -> list[ApiCase]:
         """The case upcast to float64, then ``nudges`` copies nudged by one rounding of
