@@ -264,11 +264,11 @@ def test_an_integer_result_from_inputs_that_overflow_is_demoted() -> None:
     assert _integer_overflow(small, "int32") == ""
 
 
-def test_a_low_precision_model_within_its_depth_of_rounding_is_no_finding() -> None:
-    """Off by at most one per-operation tolerance per node, a float16 model says nothing
-    (every layer rounds); further off, or NaN/inf, it is judged as before."""
+def test_a_model_within_its_depth_of_rounding_is_no_finding() -> None:
+    """Off by at most one per-operation tolerance per node, a model says nothing (every
+    layer rounds); further off, or NaN/inf, it is judged as before."""
     from dlfuzz.ir.graph import GraphBuilder
-    from dlfuzz.oracles.differential import low_precision_rounding
+    from dlfuzz.oracles.differential import model_rounding
     from dlfuzz.oracles.reference import Verdict
 
     b = GraphBuilder((2, 3), dtype="float16")
@@ -284,13 +284,14 @@ def test_a_low_precision_model_within_its_depth_of_rounding_is_no_finding() -> N
                             expected=(np.array([0.25, 0.5], dtype=dtype),),
                             bad=(np.array([True, False]),), actual=(actual,))
 
-    assert low_precision_rounding(model, *verdict(1.7, 0.2502))
-    assert low_precision_rounding(model, *verdict(4.0, 0.2502))  # four layers, four roundings
-    assert not low_precision_rounding(model, *verdict(9.0, 0.26))
-    assert not low_precision_rounding(model, *verdict(1.7, np.inf))
-    assert not low_precision_rounding(model, *verdict(1.7, 0.2502, "float32"))
+    assert model_rounding(model, *verdict(1.7, 0.2502))
+    assert model_rounding(model, *verdict(4.0, 0.2502))  # four layers, four roundings
+    assert not model_rounding(model, *verdict(9.0, 0.26))
+    assert not model_rounding(model, *verdict(1.7, np.inf))
+    assert model_rounding(model, *verdict(1.7, 0.2502, "float32"))  # float32 layers round
+    assert not model_rounding(model, *verdict(1.7, 2, "int32"))  # integers are exact
     op = ApiCase("relu", (), ())
-    assert not low_precision_rounding(op, *verdict(1.7, 0.2502))
+    assert not model_rounding(op, *verdict(1.7, 0.2502))
 
 
 def _tanh_model(dtype: str, layers: int = 4) -> GraphCase:
