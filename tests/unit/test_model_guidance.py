@@ -124,3 +124,25 @@ def test_a_nan_both_sides_pass_on_is_no_difference() -> None:
     b = [first, first * 1.0, np.array([nan])]
     index, _ = localize(a, b, [[], [0], [1]], dtype="float32")
     assert index == 2
+
+
+def test_a_sum_within_its_summation_error_bound_is_rounding() -> None:
+    """ORT's float32 ReduceSum of 5,541 values that cancel: 4.7e-4 off torch's pairwise
+    sum is far inside the probabilistic summation bound (0.08 here); a sum off by 1,
+    one term dropped, is not (though inside the worst-case bound, 2.9)."""
+    from dlfuzz.cases import GraphCase, Tensor
+    from dlfuzz.ir.graph import GraphBuilder
+    from dlfuzz.oracles.localize import within_accumulation
+
+    b = GraphBuilder((1, 5541))
+    b.add("ReduceSum", "x0", axes=(1,), keepdims=True)
+    x = np.random.default_rng(0).standard_normal((1, 5541)).astype(np.float32)
+    case = GraphCase("m", b.build(), (), (Tensor.from_numpy(x),), ("torch",))
+    exact = np.array([[x.astype(np.float64).sum()]])
+    assert within_accumulation(case, 0, [exact + 4.7e-4], [exact])
+    assert not within_accumulation(case, 0, [exact + 1.0], [exact])
+    # Not a sum: never rounding by this rule.
+    b = GraphBuilder((1, 5541))
+    b.add("ReduceMax", "x0", axes=(1,), keepdims=True)
+    maxed = GraphCase("m", b.build(), (), (Tensor.from_numpy(x),), ("torch",))
+    assert not within_accumulation(maxed, 0, [exact + 4.7e-4], [exact])
