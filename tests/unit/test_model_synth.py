@@ -97,3 +97,27 @@ def test_clip_bounds_are_drawn_and_ordered(models: list[Model]) -> None:
     assert len(bounds) >= 10
     assert all(lo <= hi for lo, hi in bounds)
     assert len(set(bounds)) > len(bounds) // 2  # drawn, not the defaults
+
+
+def test_a_dtype_the_backends_refuse_is_drawn_less() -> None:
+    from dlfuzz.cases import Outcome
+    from dlfuzz.engines.model.engine import ModelResult, Proposal
+    from dlfuzz.engines.model.synth import DTYPE_FLOOR, DTYPES
+    from dlfuzz.ir.graph import GraphBuilder
+
+    method = SynthMethod([], np.random.default_rng(4), inputs_per_model=1)
+    before = Counter(method._dtype() for _ in range(4000))
+    for _ in range(50):  # every bfloat16 model refused by one backend, the rest all ran
+        for dtype, _share in DTYPES:
+            b = GraphBuilder((1, 3), dtype=dtype)
+            b.add("Tanh", "x0")
+            proposal = Proposal(Model(b.build(), {}), [], "model:synth", ())
+            status = "exception" if dtype == "bfloat16" else "ok"
+            method.learn(ModelResult(proposal, [{"torch": Outcome("torch", "ok"),
+                                                 "ort": Outcome("ort", status)}]))
+    after = Counter(method._dtype() for _ in range(4000))
+    share = dict(DTYPES)["bfloat16"]
+    assert abs(before["bfloat16"] / 4000 - share) < 0.03
+    # 0.15 * 0.2 against 0.85 of the others, run every time: about 3.5 %
+    expected = share * DTYPE_FLOOR / (share * DTYPE_FLOOR + (1 - share) * 51 / 52)
+    assert abs(after["bfloat16"] / 4000 - expected) < 0.015

@@ -41,6 +41,7 @@ from dlfuzz.ir.weights import init_model
 # The compute dtype of a graph, with its probability: float32 is what models run in;
 # float64 is the reference's dtype; float16 and bfloat16 are where kernels differ most.
 DTYPES = (("float32", 0.55), ("float64", 0.15), ("float16", 0.15), ("bfloat16", 0.15))
+DTYPE_FLOOR = 0.2  # the least a dtype's share is scaled by for backends refusing it
 NODES = (6, 14)  # nodes per graph, drawn uniformly (NNSmith's default is 10)
 MAX_ELEMENTS = 1 << 16  # per value: enough for real kernels, small enough to run fast
 INPUT_ELEMENTS = 1 << 12  # a graph input's size at most
@@ -77,6 +78,8 @@ class SynthMethod:
         self.graphs = 0
         self.rejected = 0  # candidate nodes the op rules refused
         self.op_counts: Counter[str] = Counter()
+        self.dtype_runs: Counter[str] = Counter()  # models learned from, per dtype
+        self.dtype_ran: Counter[str] = Counter()  # of those, run by every backend
 
     # ---- the method protocol ------------------------------------------------------------
     def propose(self) -> Proposal:
@@ -91,7 +94,13 @@ class SynthMethod:
                         origin, sets=sets)
 
     def learn(self, result: ModelResult) -> None:
-        """Nothing steers the draws yet: every graph is independent of the last."""
+        """Count, per dtype, the models every backend ran on every input: a dtype the
+        campaign's backends refuse (ONNX Runtime has almost no bfloat16 CPU kernels) is
+        drawn less (``_dtype``), since a model one backend cannot run compares nothing."""
+        dtype = result.proposal.model.graph.dtype
+        self.dtype_runs[dtype] += 1
+        if all(o.ok for per_input in result.outcomes for o in per_input.values()):
+            self.dtype_ran[dtype] += 1
 
     # ---- synthesis ----------------------------------------------------------------------
     def graph(self) -> Graph:
@@ -123,7 +132,11 @@ class SynthMethod:
         return Graph(tuple(inputs), tuple(nodes), tuple(outputs)).check()
 
     def _dtype(self) -> str:
-        p = np.array([share for _, share in DTYPES])
+        """A dtype by its share in ``DTYPES``, times the share of its models that every
+        backend ran (Laplace-smoothed, at least ``DTYPE_FLOOR``: a refused dtype still
+        comes up now and then, and a backend that gains it is noticed)."""
+        p = np.array([share * max(DTYPE_FLOOR, (self.dtype_ran[name] + 1)
+                                  / (self.dtype_runs[name] + 2)) for name, share in DTYPES])
         return DTYPES[int(self.rng.choice(len(DTYPES), p=p / p.sum()))][0]
 
     def _input_type(self, dtype: str) -> TensorType:
