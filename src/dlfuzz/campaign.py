@@ -401,6 +401,10 @@ class Campaign:
         p.batches += 1
         p.findings += n_findings
         engine_counts = Counter(self.engine.counters())
+        # The judge's own work: float64 reference runs, and cases a third reference
+        # library was run for (``Judge.first``).
+        engine_counts.update(reference_runs=self.ctx.judge.reference_runs,
+                             reference_tie_breaks=self.ctx.judge.tie_breaks)
         p.stats = Counter(self.ctx.stats) + engine_counts
         counters = dict(Counter(self.ctx.stats) - before)
         counters.update(engine_counts - self._engine_counts)
