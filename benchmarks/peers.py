@@ -616,6 +616,7 @@ def dlfuzz_result(folder: Path, seconds: float) -> Result:
     if not (campaign / "campaign.db").is_file():
         r.notes.append(f"no campaign in {campaign}")
         return r
+    from dlfuzz.engines.model.settings import DEFAULT_INPUTS
     from dlfuzz.store.db import Store
 
     store = Store.open(campaign)
@@ -628,7 +629,10 @@ def dlfuzz_result(folder: Path, seconds: float) -> Result:
     finally:
         store.close()
     r.reports = int(findings)
-    per_model = int((settings.get("engine_settings") or {}).get("inputs_per_model", 0))
+    engine = settings.get("engine_settings") or {}
+    # 0 stored: the method's own default (``DEFAULT_INPUTS``).
+    per_model = int(engine.get("inputs_per_model", 0)) or DEFAULT_INPUTS.get(
+        str(engine.get("method", "")), 0)
     if bugs:
         status = Counter(b.status for b in bugs)
         r.report_lines = [f"{len(bugs)} distinct signatures (bug rows): "

@@ -121,3 +121,10 @@ def test_a_dtype_the_backends_refuse_is_drawn_less() -> None:
     # 0.15 * 0.2 against 0.85 of the others, run every time: about 3.5 %
     expected = share * DTYPE_FLOOR / (share * DTYPE_FLOOR + (1 - share) * 51 / 52)
     assert abs(after["bfloat16"] / 4000 - expected) < 0.015
+
+
+def test_each_method_has_its_own_inputs_per_model_by_default() -> None:
+    assert ModelEngine(method="synth").inputs_per_model == 1
+    assert ModelEngine(method="lemon").inputs_per_model == 4
+    assert ModelEngine(method="synth", inputs_per_model=3).inputs_per_model == 3
+    assert ModelEngineSettings(method="synth").inputs_per_model == 0  # the method's own

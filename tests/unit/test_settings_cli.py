@@ -51,8 +51,8 @@ def test_cli_usage_errors(args, needle, tmp_path):
 @pytest.mark.parametrize("overrides, needle", [
     ({"engine": "model", "method": "deep"},
      "--method 'deep' (model engine option method): choose one of lemon, dljsfuzzer"),
-    ({"engine": "model", "inputs_per_model": 0},
-     "--inputs-per-model 0 (model engine option inputs_per_model): must be at least 1"),
+    ({"engine": "model", "inputs_per_model": -1},
+     "--inputs-per-model -1 (model engine option inputs_per_model): must be at least 1"),
     ({"engine": "program", "times_mt": 0},
      "--times-mt 0 (program engine option times_mt): must be at least 1"),
     ({"engine": "api", "generator": "smart"},

@@ -51,7 +51,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed-model", action="append", metavar="NAME|PATH",
                    help="model engine seed: lenet5, alexnet, resnet, mobilenet, vgg, lstm, "
                         "gru, identity, or a .keras/.h5/.onnx/.json file (repeatable)")
-    p.add_argument("--inputs-per-model", type=int, help="model engine: inputs per model")
+    p.add_argument("--inputs-per-model", type=int,
+                   help="model engine: input sets per model (default: 1 for synth, 4 for "
+                        "lemon and dljsfuzzer)")
     p.add_argument("--generator", choices=("random", "typed", "adjust", "z3"),
                    help="api engine input generator: random (no type information), typed "
                         "(TensorJSFuzz Alg. 1), adjust (Alg. 1 + 2, default), z3 (solved)")

@@ -19,7 +19,7 @@ import numpy as np
 from dlfuzz.cases import Finding, GraphCase, Outcome, Tensor
 from dlfuzz.engines.base import Engine
 from dlfuzz.engines.model.inputs import MAX_RESCALES, InputSet, all_finite, rescaled
-from dlfuzz.engines.model.settings import METHODS, ModelEngineSettings
+from dlfuzz.engines.model.settings import DEFAULT_INPUTS, METHODS, ModelEngineSettings
 from dlfuzz.errors import Rejected, UsageError
 from dlfuzz.ir.model import Model
 from dlfuzz.libraries import resolve
@@ -93,12 +93,13 @@ class ModelEngine(Engine):
 
     def __init__(self, seed: int = 0, libraries: Sequence[str] = ("torch", "jax"),
                  apis: Sequence[str] | None = None, method: str = "lemon",
-                 seed_models: Sequence[str] = (), inputs_per_model: int = 4,
+                 seed_models: Sequence[str] = (), inputs_per_model: int = 0,
                  models_per_batch: int = 8) -> None:
         self.seed = seed
         self.libraries = tuple(libraries)
         if len(self.libraries) < 1:
             raise UsageError("the model engine needs at least one library with a lowering")
+        inputs_per_model = inputs_per_model or DEFAULT_INPUTS.get(method, 4)
         if inputs_per_model < 1:
             raise UsageError(f"inputs_per_model = {inputs_per_model}: must be >= 1")
         self.inputs_per_model = inputs_per_model
