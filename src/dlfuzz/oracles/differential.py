@@ -48,8 +48,8 @@ def _suspicious(case: ApiCase, outcomes: dict[str, Outcome]) -> bool:
     tolerance, and for a model beyond half its rounding budget (``model_rounding``).
     Two backends within ``c * budget`` tolerances of each other leave the worse one at
     most ``c * budget / (1 - 1/outlier_factor)`` from the reference while it is an
-    outlier among its peers, so with c = 1/2 no finding can come of it: a third of a
-    torch-vs-ORT synth campaign's cases used to go to float64 reference runs for nothing."""
+    outlier among its peers, so with c = 1/2 no finding can come of it, and the float64
+    reference runs are saved."""
     ok = [o for o in outcomes.values() if o.ok]
     if len(ok) < 2:
         return False
