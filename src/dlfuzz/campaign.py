@@ -213,6 +213,7 @@ class Campaign:
         self.engine: Engine = engine_cls.from_settings(
             seed=settings.seed, libraries=libraries, apis=list(settings.apis) or None,
             settings=settings.engine_settings)
+        self.engine.use_backends(self.compiled)
         self.engine.keep_programs(store.root / "programs")  # generated programs, as .py files
         self.progress = Progress(budget_s=settings.budget_s)
         self._stop = False

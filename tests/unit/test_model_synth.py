@@ -128,3 +128,19 @@ def test_each_method_has_its_own_inputs_per_model_by_default() -> None:
     assert ModelEngine(method="lemon").inputs_per_model == 4
     assert ModelEngine(method="synth", inputs_per_model=3).inputs_per_model == 3
     assert ModelEngineSettings(method="synth").inputs_per_model == 0  # the method's own
+
+
+def test_a_compiling_backend_gets_many_input_sets_per_synthesized_graph() -> None:
+    from dlfuzz.engines.model.settings import COMPILED_INPUTS
+
+    engine = ModelEngine(method="synth", libraries=("torch", "jax"))
+    engine.use_backends({"torch": False, "jax-jit": True})
+    assert engine.inputs_per_model == COMPILED_INPUTS["synth"] > 1
+    cases = engine.propose(64)
+    assert len({c.model_key for c in cases}) * COMPILED_INPUTS["synth"] == len(cases)
+    eager = ModelEngine(method="synth", libraries=("torch",))
+    eager.use_backends({"torch": False, "ort": False})
+    assert eager.inputs_per_model == 1
+    given = ModelEngine(method="synth", libraries=("torch",), inputs_per_model=2)
+    given.use_backends({"jax-jit": True})
+    assert given.inputs_per_model == 2  # the user's value stays

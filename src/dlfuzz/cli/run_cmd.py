@@ -52,8 +52,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="model engine seed: lenet5, alexnet, resnet, mobilenet, vgg, lstm, "
                         "gru, identity, or a .keras/.h5/.onnx/.json file (repeatable)")
     p.add_argument("--inputs-per-model", type=int,
-                   help="model engine: input sets per model (default: 1 for synth, 4 for "
-                        "lemon and dljsfuzzer)")
+                   help="model engine: input sets per model (default: 1 for synth, 16 "
+                        "when a backend compiles every model, 4 for lemon and dljsfuzzer)")
     p.add_argument("--generator", choices=("random", "typed", "adjust", "z3"),
                    help="api engine input generator: random (no type information), typed "
                         "(TensorJSFuzz Alg. 1), adjust (Alg. 1 + 2, default), z3 (solved)")

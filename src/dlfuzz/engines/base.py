@@ -111,6 +111,12 @@ class Engine:
         return cls(seed=seed, libraries=libraries, apis=apis,  # type: ignore[call-arg]
                    **settings.to_kwargs())
 
+    def use_backends(self, compiled: Mapping[str, bool]) -> None:
+        """Called once after construction with the campaign's backends (name -> whether
+        it compiles what it runs: jax-jit, tf-xla, torch-compile), so an engine can
+        spread the cost of a compilation (the model engine runs more input sets per
+        model where a backend compiles each new one). Default: nothing changes."""
+
     def keep_programs(self, directory: Path) -> None:
         """Called once after construction with ``<campaign>/programs``.
 

@@ -19,7 +19,12 @@ import numpy as np
 from dlfuzz.cases import Finding, GraphCase, Outcome, Tensor
 from dlfuzz.engines.base import Engine
 from dlfuzz.engines.model.inputs import MAX_RESCALES, InputSet, all_finite, rescaled
-from dlfuzz.engines.model.settings import DEFAULT_INPUTS, METHODS, ModelEngineSettings
+from dlfuzz.engines.model.settings import (
+    COMPILED_INPUTS,
+    DEFAULT_INPUTS,
+    METHODS,
+    ModelEngineSettings,
+)
 from dlfuzz.errors import Rejected, UsageError
 from dlfuzz.ir.model import Model
 from dlfuzz.libraries import resolve
@@ -99,6 +104,7 @@ class ModelEngine(Engine):
         self.libraries = tuple(libraries)
         if len(self.libraries) < 1:
             raise UsageError("the model engine needs at least one library with a lowering")
+        self._inputs_given = inputs_per_model > 0  # else the method's default
         inputs_per_model = inputs_per_model or DEFAULT_INPUTS.get(method, 4)
         if inputs_per_model < 1:
             raise UsageError(f"inputs_per_model = {inputs_per_model}: must be >= 1")
@@ -125,6 +131,14 @@ class ModelEngine(Engine):
         # to run (``_judge_in_float32``), and the models that already have one.
         self._siblings: list[GraphCase] = []
         self._siblinged: set[str] = set()
+
+    def use_backends(self, compiled: Mapping[str, bool]) -> None:
+        """With a backend that compiles every new model, the method's default inputs per
+        model become ``COMPILED_INPUTS`` (a value given by the user stays)."""
+        if self._inputs_given or not any(compiled.values()):
+            return
+        self.inputs_per_model = COMPILED_INPUTS.get(self.method_name, self.inputs_per_model)
+        self.method.inputs_per_model = self.inputs_per_model
 
     def reseed(self, batch: int | None) -> None:
         self.rng = np.random.default_rng([self.seed, batch or 0])

@@ -15,6 +15,10 @@ from dlfuzz.engines.base import EngineSettings
 # torch-vs-ORT campaign 1 input per graph ran 42 models/s, 4 inputs 11 (about 45 cases/s
 # either way), as NNSmith runs one input per model.
 DEFAULT_INPUTS: dict[str, int] = {"lemon": 4, "dljsfuzzer": 4, "synth": 1}
+# ... and when a backend of the campaign compiles every new model (jax-jit, tf-xla,
+# torch-compile): a compilation costs 100-150 ms against about 1 ms a run, so each
+# graph is worth many input sets (deliverable: "many inputs per build").
+COMPILED_INPUTS: dict[str, int] = {"lemon": 4, "dljsfuzzer": 4, "synth": 16}
 
 # method name -> "module:Class" (imported only when chosen)
 METHODS: dict[str, str] = {
