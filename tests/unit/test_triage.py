@@ -389,3 +389,26 @@ def test_a_bug_whose_reduced_case_has_an_earlier_bugs_root_cause_is_a_duplicate(
     assert row.root_cause == store.bug(first).root_cause
     assert [b.id for b in store.bugs("confirmed")] == [first]
     assert [p["count"] for p in store.bug(first).places if p["dtypes"] == "float16"] == [1]
+
+
+def test_demoted_model_findings_are_listed_not_reduced() -> None:
+    """Reducing a demoted model finding recompiles every step on jit/xla backends for a
+    bug that is never filed; an API finding, or a model one that is not demoted, is."""
+    import numpy as np
+
+    from dlfuzz.cases import ApiCase, GraphCase, Tensor
+    from dlfuzz.ir.graph import GraphBuilder
+    from dlfuzz.oracles.base import finding
+    from dlfuzz.triage.triager import _listed_only
+
+    b = GraphBuilder((1, 3), dtype="float16")
+    b.add("Tanh", "x0")
+    model = GraphCase("m", b.build(), (), (Tensor.from_numpy(np.ones((1, 3), np.float16)),),
+                      ("torch",))
+    demoted = finding("differential", "numeric", model, "torch", "call", "off",
+                      demoted="a float16 model: ...")
+    plain = finding("differential", "numeric", model, "torch", "call", "off")
+    assert _listed_only(demoted, model) and not _listed_only(plain, model)
+    api = ApiCase("relu", (), ())
+    assert not _listed_only(finding("differential", "numeric", api, "torch", "call", "off",
+                                    demoted="documented"), api)
