@@ -148,6 +148,7 @@ class ModelEngine(Engine):
         cases: list[GraphCase] = []
         while self._siblings and len(cases) < n:
             cases.append(self._siblings.pop(0))
+            self.input_counts["model_float32_siblings"] += 1  # counted as run
         while self._rescaled and len(cases) < n:
             cases.append(self._case(self._rescaled.pop(0)))
         if len(cases) >= n:
@@ -242,7 +243,6 @@ class ModelEngine(Engine):
         self._siblings.append(replace(
             sibling, origin=sibling.origin + (("sibling", f"float32 of a {case.graph.dtype} "
                                                "model whose finding was demoted"),)))
-        self.input_counts["model_float32_siblings"] += 1
 
     def unsupported_backends(self, case: Any) -> frozenset[str]:
         return frozenset()
