@@ -218,7 +218,7 @@ class Campaign:
         self.progress = Progress(budget_s=settings.budget_s)
         self._stop = False
         self._stats_saved = 0.0
-        self._engine_counts: Counter[str] = Counter()  # engine.counters() at the last batch
+        self._totals: Counter[str] = Counter()  # engine and judge totals at the last batch
         self._case_s: float | None = None  # measured seconds per case (run and judged)
         self._signals = 0
 
@@ -401,15 +401,16 @@ class Campaign:
         p.cases += len(cases)
         p.batches += 1
         p.findings += n_findings
-        engine_counts = Counter(self.engine.counters())
-        # The judge's own work: float64 reference runs, and cases a third reference
-        # library was run for (``Judge.first``).
-        engine_counts.update(reference_runs=self.ctx.judge.reference_runs,
-                             reference_tie_breaks=self.ctx.judge.tie_breaks)
-        p.stats = Counter(self.ctx.stats) + engine_counts
+        # Running totals kept outside the oracles' stats: the engine's, and the judge's
+        # float64 reference runs and the cases a third reference library settled
+        # (``Judge.first``); the batch stores what it added to them.
+        totals = Counter(self.engine.counters())
+        totals.update(reference_runs=self.ctx.judge.reference_runs,
+                      reference_tie_breaks=self.ctx.judge.tie_breaks)
+        p.stats = Counter(self.ctx.stats) + totals
         counters = dict(Counter(self.ctx.stats) - before)
-        counters.update(engine_counts - self._engine_counts)
-        self._engine_counts = engine_counts
+        counters.update(totals - self._totals)
+        self._totals = totals
         counters["findings"] = n_findings
         # Each backend's outcomes by status, for the report's stacked bars (report.charts).
         counters.update(Counter(f"{OUTCOME_COUNTER}{name}:{o.status}"

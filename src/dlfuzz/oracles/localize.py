@@ -205,7 +205,7 @@ def within_accumulation(case: GraphCase, index: int, values_a: Sequence[np.ndarr
     if source in position:
         x = values_b[position[source]]
     else:
-        names = [f"x{i}" for i in range(len(case.graph.inputs))]
+        names = list(case.graph.input_names)
         if source not in names:
             return False
         x = case.tensors[names.index(source)].to_numpy()

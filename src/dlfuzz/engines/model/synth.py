@@ -18,8 +18,9 @@ at a time:
 A graph computes in one float dtype, drawn per graph (float32 most often, float64,
 float16 and bfloat16 too), with values of at most ``MAX_ELEMENTS`` elements. Its outputs
 are the values no node reads. Its input sets come in three profiles (normal, wide,
-special; ``inputs.py``), and the engine rescales a set whose outputs overflow. Each graph is a fresh draw, so the method never runs dry;
-``learn`` keeps per-op counts for the report (``op_counts``).
+special; ``inputs.py``), and the engine rescales a set whose outputs overflow. Each graph
+is a fresh draw, so the method never runs dry; ``propose`` keeps per-op counts for the
+report (``op_counts``) and ``learn`` the dtypes the backends ran (``_dtype``).
 """
 
 from __future__ import annotations
