@@ -333,3 +333,19 @@ def test_value_names_that_clash_with_the_program_are_renamed() -> None:
     outs = _run(g, w, xs)
     np.testing.assert_allclose(np.asarray(outs[0]), want["2bad-name"])
     np.testing.assert_allclose(np.asarray(outs[1]), want["jnp"])
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_integer_samples_are_exact_in_their_dtype(dtype: str) -> None:
+    """Every integer-capable sample stays in its int dtype (jnp.sum of int32 under x64
+    would give int64; a float clip bound a float) and equals numpy exactly."""
+    for i, (op, g) in enumerate(all_samples(dtype)):
+        w, xs = _case(i, g)
+        want = reference(g, w, xs)
+        for node, got in zip(g.nodes, _run(g, w, xs, probe=True), strict=True):
+            assert str(got.dtype) == dtype, (op, node.id, got.dtype)
+            assert np.array_equal(np.asarray(got).astype(np.float64), want[node.id]), op
+        jitted = _run(g, w, xs, jit=True)
+        for v, got in zip(g.outputs, jitted, strict=True):
+            assert str(got.dtype) == dtype
+            assert np.array_equal(np.asarray(got).astype(np.float64), want[v]), (op, "jit")

@@ -480,3 +480,19 @@ def test_emitted_source_reads_as_tensorflow() -> None:
     for n in g.nodes:
         assert f"# {n.id} {n.op}" in src
     assert src.count("def _lstm(") == 1
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_integer_samples_are_exact_in_their_dtype(dtype: str) -> None:
+    """Every integer-capable sample runs in its int dtype, eager and under XLA, and equals
+    the reference exactly (TensorFlow refuses a float clip bound for an int tensor)."""
+    for seed, (op, g) in enumerate(all_samples(dtype)):
+        weights, inputs = _model(g, seed)
+        want = reference(g, weights, inputs)
+        for n, y in zip(g.nodes, _run(g, weights, inputs, probe=True), strict=True):
+            assert y.dtype == np.dtype(dtype), (op, n.id, y.dtype)
+            assert np.array_equal(y.astype(np.float64), want[n.id]), (op, n.a)
+        xla = _run(g, weights, inputs, wrap=lambda f: tf.function(f, jit_compile=True))
+        for y, name in zip(xla, g.outputs, strict=True):
+            assert y.dtype == np.dtype(dtype) and np.array_equal(y.astype(np.float64),
+                                                                 want[name]), (op, "xla")

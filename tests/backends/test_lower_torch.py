@@ -351,3 +351,18 @@ def test_emitted_source_is_plain_tagged_torch() -> None:
     assert "import torch\n" in src and "import torch.nn.functional as F" in src
     assert "tensorflow" not in src and "jax" not in src
     assert all("# n0 GRU" in line for line in src.splitlines() if "rnn_n0" in line)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_integer_samples_are_exact_in_their_dtype(dtype: str) -> None:
+    """Every sample of every kind that allows integers runs in the int dtype (torch.sum
+    would widen int32 to int64, a float clamp bound would make it float) and equals the
+    reference exactly (small whole numbers: float64 holds every value)."""
+    torch_dtype = getattr(torch, dtype)
+    for i, (op, g) in enumerate(all_samples(dtype)):
+        g, weights, xs = _setup(i, g, dtype)
+        ref = reference(g, weights, xs)
+        for node, out in zip(g.nodes, build(emit(g, probe=True), weights)(
+                *map(_to_torch, xs)), strict=True):
+            assert out.dtype == torch_dtype, (op, node.id, out.dtype)
+            assert np.array_equal(out.numpy().astype(np.float64), ref[node.id]), (op, node.a)

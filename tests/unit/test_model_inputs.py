@@ -10,6 +10,9 @@ import numpy as np
 from dlfuzz.cases import Outcome, Tensor
 from dlfuzz.engines.model.engine import ModelEngine
 from dlfuzz.engines.model.inputs import (
+    INT_NORMAL,
+    INT_SPECIALS,
+    INT_WIDE_DECADES,
     MAX_RESCALES,
     PROFILES,
     RESCALE,
@@ -63,6 +66,32 @@ def test_special_values_are_the_dtypes_own() -> None:
     # Not the largest finite value: through layers it overflows one library's sums only.
     assert float(ml_dtypes.finfo(ml_dtypes.bfloat16).max) not in bf16
     assert float(np.finfo(np.float64).smallest_subnormal) in special_values("float64")
+
+
+def test_integer_graphs_take_whole_numbers_in_every_profile() -> None:
+    """int32/int64 sets: normal in -10..10, wide up to about ±1,000 (scale 1..100),
+    special with 0/-1/1 put in; always "finite", so never rescaled; no dtype extremes."""
+    b = GraphBuilder((2, 5, 3), dtype="int32")
+    b.add("Square", "x0")
+    for dtype in ("int32", "int64"):
+        graph = b.build().with_dtype(dtype)
+        rng = np.random.default_rng(1)
+        sets = [draw_input_set(graph, rng) for _ in range(1000)]
+        assert set(Counter(s.profile for s in sets)) == {"normal", "wide", "special"}
+        for s in sets:
+            (x,) = s.arrays
+            assert x.dtype == np.dtype(dtype) and x.shape == (2, 5, 3)
+            assert all_finite(s.arrays)
+            limit = INT_NORMAL[1] * (10 ** INT_WIDE_DECADES[1] if s.profile == "wide" else 1)
+            assert int(np.abs(x).max()) <= limit
+            if s.profile == "wide":
+                assert 10 ** INT_WIDE_DECADES[0] <= s.scale <= 10 ** INT_WIDE_DECADES[1]
+        wide = np.concatenate([s.arrays[0].ravel() for s in sets if s.profile == "wide"])
+        assert int(np.abs(wide).max()) > 500  # wide reaches the hundreds
+        normal = np.concatenate([s.arrays[0].ravel() for s in sets if s.profile == "normal"])
+        assert set(np.unique(normal)) == set(range(INT_NORMAL[0], INT_NORMAL[1] + 1))
+    assert special_values("int64") == tuple(float(v) for v in INT_SPECIALS)
+    assert float(np.iinfo(np.int32).min) not in special_values("int32")
 
 
 def _outcome(value: float, shape: tuple[int, ...] = (2, 5, 3)) -> Outcome:

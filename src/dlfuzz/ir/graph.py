@@ -18,9 +18,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dlfuzz.ir.ops import get_op
+from dlfuzz.ir.ops.base import FLOATS, INTS
 from dlfuzz.ir.types import InvalidGraph, TensorType
 
-FLOAT_GRAPH_DTYPES = ("float16", "bfloat16", "float32", "float64")
+# The float dtypes (what the importers and seeds build in), and every dtype a graph may
+# compute in: the integer ones only with kinds that allow them (``OpKind.dtypes``).
+FLOAT_GRAPH_DTYPES = FLOATS
+INT_GRAPH_DTYPES = INTS
+GRAPH_DTYPES = FLOATS + INTS
 
 
 def freeze_attrs(attrs: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
@@ -156,8 +161,8 @@ def infer_types(g: Graph) -> dict[str, TensorType]:
     if not g.inputs:
         raise InvalidGraph("a graph needs at least one input")
     dtype = g.inputs[0].dtype
-    if dtype not in FLOAT_GRAPH_DTYPES:
-        raise InvalidGraph(f"graph dtype {dtype} is not one of {FLOAT_GRAPH_DTYPES}")
+    if dtype not in GRAPH_DTYPES:
+        raise InvalidGraph(f"graph dtype {dtype} is not one of {GRAPH_DTYPES}")
     types: dict[str, TensorType] = {}
     for name, t in zip(g.input_names, g.inputs, strict=True):
         if t.dtype != dtype:
@@ -172,6 +177,9 @@ def infer_types(g: Graph) -> dict[str, TensorType]:
         if missing:
             raise InvalidGraph(f"node {n.id} ({n.op}) reads {missing} before they exist")
         op = get_op(n.op)
+        if dtype not in op.dtypes:
+            raise InvalidGraph(f"node {n.id} ({n.op}) does not compute in {dtype}: "
+                               f"{n.op} allows {', '.join(op.dtypes)}")
         ins = [types[v] for v in n.inputs]
         try:
             out = op.infer_node(ins, n.a)

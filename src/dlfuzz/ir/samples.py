@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dlfuzz.ir.graph import Graph, GraphBuilder
+from dlfuzz.ir.graph import INT_GRAPH_DTYPES, Graph, GraphBuilder
 from dlfuzz.ir.ops import CATALOG
 
 _SPATIAL_SHAPE = {1: (2, 9, 3), 2: (2, 7, 8, 3), 3: (2, 5, 6, 7, 2)}
@@ -32,7 +32,12 @@ def _window_variants(n: int) -> list[dict[str, Any]]:
 
 
 def op_samples(op: str, dtype: str = "float64") -> list[Graph]:
+    """The samples of ``op`` in ``dtype`` (a dtype the kind allows: ``OpKind.dtypes``).
+    Integer samples take whole-number bounds (Clip, ReLU's cap), as integer graphs must."""
     kind = CATALOG[op]
+    if dtype not in kind.dtypes:
+        raise ValueError(f"{op} does not compute in {dtype}")
+    integer = dtype in INT_GRAPH_DTYPES
     n = kind.spatial
     shape = _SPATIAL_SHAPE.get(n, (2, 5, 6))
     out: list[Graph] = []
@@ -61,7 +66,7 @@ def op_samples(op: str, dtype: str = "float64") -> list[Graph]:
     elif kind.family == "activation":
         variants: list[dict[str, Any]] = [{}]
         if op == "ReLU":
-            variants = [{}, {"max_value": 0.5}]
+            variants = [{}, {"max_value": 2.0 if integer else 0.5}]
         elif op == "LeakyReLU":
             variants = [{"alpha": 0.1}]
         elif op == "ELU":
@@ -73,7 +78,8 @@ def op_samples(op: str, dtype: str = "float64") -> list[Graph]:
         elif op == "Softmax":
             variants = [{}, {"axis": 1}]
         elif op == "Clip":  # asymmetric bounds, exact in every float dtype
-            variants = [{}, {"min_value": -0.5, "max_value": 1.25}]
+            variants = [{}, {"min_value": -2.0, "max_value": 3.0} if integer
+                        else {"min_value": -0.5, "max_value": 1.25}]
         out += [_one((2, 4, 5), op, dtype, **v) for v in variants]
         if op == "HardSigmoid":  # 1,024 normal inputs: a few reach the flat parts, |x| > 3
             out.append(_one((4, 256), op, dtype))
@@ -127,4 +133,6 @@ def op_samples(op: str, dtype: str = "float64") -> list[Graph]:
 
 
 def all_samples(dtype: str = "float64") -> list[tuple[str, Graph]]:
-    return [(op, g) for op in CATALOG for g in op_samples(op, dtype)]
+    """Every sample of every kind that allows ``dtype`` (all kinds for the floats)."""
+    return [(op, g) for op, kind in CATALOG.items() if dtype in kind.dtypes
+            for g in op_samples(op, dtype)]

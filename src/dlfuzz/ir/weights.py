@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from dlfuzz.cases import DTYPES
-from dlfuzz.ir.graph import Graph, Node
+from dlfuzz.ir.graph import INT_GRAPH_DTYPES, Graph, Node
 from dlfuzz.ir.model import Model, weight_shapes
 
 
@@ -42,10 +42,22 @@ def init_weight(op: str, name: str, shape: tuple[int, ...], rng: np.random.Gener
     return _glorot(shape, rng)
 
 
+# An integer graph's weights (AddConst/MulConst's ``value``, the only weights of the
+# kinds that allow integers): small and non-zero, so a MulConst neither erases its input
+# nor, over a graph's few multiplications, runs it out of its dtype's range.
+INT_WEIGHT_VALUES = (-3, -2, -1, 1, 2, 3)
+
+
+def init_int_weight(shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+    return rng.choice(INT_WEIGHT_VALUES, size=shape)
+
+
 def init_node(graph: Graph, node: Node, rng: np.random.Generator) -> dict[str, np.ndarray]:
     """Fresh weights for one node of ``graph``, in the graph's dtype."""
     dt = DTYPES[graph.dtype]
-    return {f"{node.id}.{name}": init_weight(node.op, name, shape, rng).astype(dt)
+    integer = graph.dtype in INT_GRAPH_DTYPES
+    return {f"{node.id}.{name}": (init_int_weight(shape, rng) if integer
+                                  else init_weight(node.op, name, shape, rng)).astype(dt)
             for name, shape in weight_shapes(graph, node).items()}
 
 
@@ -58,5 +70,10 @@ def init_model(graph: Graph, rng: np.random.Generator) -> Model:
 
 def random_inputs(graph: Graph, rng: np.random.Generator, scale: float = 1.0
                   ) -> list[np.ndarray]:
+    """Standard normal inputs (times ``scale``); an integer graph's are whole numbers in
+    -10..10 (times ``scale``), exact in float64 through the lowering tests' references."""
     dt = DTYPES[graph.dtype]
+    if graph.dtype in INT_GRAPH_DTYPES:
+        return [(rng.integers(-10, 11, size=t.shape) * int(scale)).astype(dt)
+                for t in graph.inputs]
     return [(rng.standard_normal(t.shape) * scale).astype(dt) for t in graph.inputs]

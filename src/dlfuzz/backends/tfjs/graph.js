@@ -8,19 +8,21 @@
  *   const outs = run([x0, x1, ...]);   // tf.Tensor[]: the graph outputs, in order
  * - graphJson: the parsed IR JSON, either Graph.to_dict() ({inputs, nodes, outputs}) or a
  *   whole model.json document ({"format": "dlfuzz-model", "graph": {...}}).
- * - weights: {"n3.kernel": tf.Tensor, ...} in the graph's dtype (float32). The interpreter
+ * - weights: {"n3.kernel": tf.Tensor, ...} in the graph's dtype (float32, or int32 for an
+ *   integer graph, whose kinds docs/ir.md lists; tfjs has no int64). The interpreter
  *   never disposes them; the caller owns them and may reuse them across many runs.
  * - build-time Errors (thrown by buildGraph, before any computation):
- *   "graph dtype <d> is not supported by tfjs (float32 only)", "unsupported op <Kind>: <why>"
+ *   "graph dtype <d> is not supported by tfjs (float32 and int32 only)",
+ *   "unsupported op <Kind>: <why>"
  *   (kinds listed in UNSUPPORTED), "unknown op kind <Kind>", "missing weight <name>".
- * - run-time: inputs are checked (count, shape, float32) and must not be disposed by the
+ * - run-time: inputs are checked (count, shape, dtype) and must not be disposed by the
  *   call; every intermediate is freed by tf.tidy; the returned tensors are new (an output
  *   that is a graph input is cloned), the caller disposes them. {probe: true} returns every
  *   node's value in node order instead of the outputs (layer localization).
  * - a library error inside a node keeps its type and text, prefixed "<OpKind>: ", with
  *   err.dlfuzzNode = the node id.
  * - deterministic: no randomness (Dropout is the identity, recurrent state starts at zero).
- * Everything computes in float32 with tfjs' own kernels on whatever backend is active, so
+ * Everything computes in the graph's dtype with tfjs' own kernels on whatever backend is active, so
  * a difference between tfjs backends (or against TF/torch) is the library's, not ours.
  * Spellings are the same on every backend; two avoid webgl shader rank limits (rank-5
  * pad, rank-5 where; see zeroPad and where below). Checked against torch in float64 by
@@ -166,7 +168,7 @@
       const cap = n.attrs.max_value;
       if (cap === null || cap === undefined) return ([x]) => tf.relu(x);
       if (cap === 6) return ([x]) => tf.relu6(x);
-      return ([x]) => tf.minimum(tf.relu(x), tf.scalar(cap, 'float32'));
+      return ([x]) => tf.minimum(tf.relu(x), tf.scalar(cap, x.dtype));
     }
 
     function elu(n) {
@@ -402,6 +404,11 @@
   // The op kinds handled (the names only; makeOps needs a tf object to build closures).
   const OPS = Object.keys(makeOps(new Proxy({}, {get: () => () => null})));
 
+  // The graph dtypes tfjs computes in: float32, and int32 for integer graphs (the IR only
+  // lets kinds every library computes exactly on integers into them). tfjs has no int64,
+  // float16 or float64 tensors, so those graphs are refused at build time.
+  const GRAPH_DTYPES = ['float32', 'int32'];
+
   function sameShape(a, b) {
     return a.length === b.length && a.every((v, i) => v === b[i]);
   }
@@ -415,8 +422,8 @@
       throw new Error('graphJson must have inputs, nodes and outputs (dlfuzz IR JSON)');
     }
     const dtype = g.inputs.length ? g.inputs[0].dtype : undefined;
-    if (dtype !== 'float32') {
-      throw new Error(`graph dtype ${dtype} is not supported by tfjs (float32 only)`);
+    if (!GRAPH_DTYPES.includes(dtype)) {
+      throw new Error(`graph dtype ${dtype} is not supported by tfjs (float32 and int32 only)`);
     }
     const ops = makeOps(tf);
     const w = weights || {};
@@ -431,8 +438,8 @@
           const key = `${node.id}.${name}`;
           const t = w[key];
           if (!t) throw new Error(`missing weight ${key} (node ${node.id} ${node.op})`);
-          if (t.dtype !== 'float32') {
-            throw new Error(`weight ${key} is ${t.dtype}, the graph computes in float32`);
+          if (t.dtype !== dtype) {
+            throw new Error(`weight ${key} is ${t.dtype}, the graph computes in ${dtype}`);
           }
           return t;
         },
@@ -448,9 +455,9 @@
           `${Array.isArray(inputs) ? inputs.length : typeof inputs}`);
       }
       inputs.forEach((x, i) => {
-        if (x.dtype !== 'float32' || !sameShape(x.shape, g.inputs[i].shape)) {
+        if (x.dtype !== dtype || !sameShape(x.shape, g.inputs[i].shape)) {
           throw new Error(`input x${i} is ${x.dtype}[${x.shape}], the graph declares ` +
-            `float32[${g.inputs[i].shape}]`);
+            `${dtype}[${g.inputs[i].shape}]`);
         }
       });
       return tf.tidy(() => {

@@ -18,6 +18,17 @@ turns NaN compares nothing (every library agrees on Inf) or compares evaluation 
 ``MAX_RESCALES`` times: the black-box counterpart of NNSmith's gradient search, for an
 op catalog without domain restrictions (no log or sqrt), where overflow is the one way a
 finite input gives a non-finite output.
+
+Integer graphs (int32, int64) take whole numbers in the same three profiles:
+``normal`` uniform in -10..10, ``wide`` the same times ``10**u`` (``u`` uniform in
+``INT_WIDE_DECADES``, so up to about ±1,000) and ``special`` a normal set with 0, -1 or 1
+put in. Overflow is not avoided outright (three Squares in a row take 10 past int32), and
+need not be: every library and the reference judge run an integer graph in its own dtype
+(``oracles.reference.upcast`` widens floats only), where a product that leaves the range
+wraps the same way everywhere, and integer outputs are compared exactly. The bounds keep
+the bulk of the values meaningful: a normal input needs two Squares or a product of four
+values to pass 10^4, three Squares to pass int32. Integer outputs are always "finite", so
+the rescaling search never starts for them.
 """
 
 from __future__ import annotations
@@ -28,7 +39,7 @@ import ml_dtypes
 import numpy as np
 
 from dlfuzz.cases import DTYPES
-from dlfuzz.ir.graph import Graph
+from dlfuzz.ir.graph import INT_GRAPH_DTYPES, Graph
 
 # Profile -> share of input sets.
 PROFILES: tuple[tuple[str, float], ...] = (("normal", 0.6), ("wide", 0.3), ("special", 0.1))
@@ -39,6 +50,10 @@ WIDE_HEADROOM = 1 / 16
 RESCALE = 8.0
 MAX_RESCALES = 4
 SPECIAL_ELEMENTS = (1, 3)  # how many elements a special set replaces, inclusive
+# Integer graphs: the normal range (inclusive), the wide scale's decades, the specials.
+INT_NORMAL = (-10, 10)
+INT_WIDE_DECADES = (0.0, 2.0)
+INT_SPECIALS = (0, -1, 1)
 
 
 @dataclass(frozen=True)
@@ -64,7 +79,14 @@ def special_values(dtype: str) -> tuple[float, ...]:
     largest finite value: through a model's layers it overflows a sum or a product in
     one library and not in another that accumulates wider (a float16 ORT GRU fed 65504,
     a float32 torch LayerNorm of 3.4e38), the dtype's limit rather than a bug; the API
-    engine tests the extremes op by op, where the true result is known to fit."""
+    engine tests the extremes op by op, where the true result is known to fit.
+
+    An integer dtype's specials are 0, -1 and 1 (the values where Abs, ReLU, Square and
+    products turn), not INT_MIN/INT_MAX: those overflow at the first Abs, Square or sum
+    (abs(INT_MIN) is INT_MIN), which through a model's layers tests the dtype's limit
+    rather than a layer, and the API engine tests the extremes op by op."""
+    if dtype in INT_GRAPH_DTYPES:
+        return tuple(float(v) for v in INT_SPECIALS)
     return (float("nan"), float("inf"), float("-inf"), 0.0, -0.0,
             float(_finfo(dtype).smallest_subnormal))
 
@@ -76,12 +98,31 @@ def draw_input_set(graph: Graph, rng: np.random.Generator, profile: str | None =
         shares = np.array([share for _, share in PROFILES])
         profile = PROFILES[int(rng.choice(len(PROFILES), p=shares / shares.sum()))][0]
     dt = DTYPES[graph.dtype]
+    if graph.dtype in INT_GRAPH_DTYPES:
+        return _int_input_set(graph, rng, profile)
     normal = [rng.standard_normal(t.shape) for t in graph.inputs]
     if profile == "wide":
         scale = float(10.0 ** rng.uniform(*WIDE_DECADES))
         largest = max((float(np.abs(a).max()) for a in normal if a.size), default=1.0)
         scale = min(scale, WIDE_HEADROOM * float(_finfo(graph.dtype).max) / max(largest, 1.0))
         return InputSet(tuple((a * scale).astype(dt) for a in normal), "wide", scale)
+    arrays = [a.astype(dt) for a in normal]
+    if profile == "special":
+        arrays = _with_specials(arrays, graph.dtype, rng)
+    elif profile != "normal":
+        raise ValueError(f"unknown input profile {profile!r}")
+    return InputSet(tuple(arrays), profile)
+
+
+def _int_input_set(graph: Graph, rng: np.random.Generator, profile: str) -> InputSet:
+    """An integer graph's set: whole numbers in ``INT_NORMAL``, times a wide scale (the
+    product rounded to an integer) or with ``INT_SPECIALS`` put in."""
+    dt = DTYPES[graph.dtype]
+    low, high = INT_NORMAL
+    normal = [rng.integers(low, high + 1, size=t.shape) for t in graph.inputs]
+    if profile == "wide":
+        scale = float(10.0 ** rng.uniform(*INT_WIDE_DECADES))
+        return InputSet(tuple(np.rint(a * scale).astype(dt) for a in normal), "wide", scale)
     arrays = [a.astype(dt) for a in normal]
     if profile == "special":
         arrays = _with_specials(arrays, graph.dtype, rng)
@@ -109,7 +150,8 @@ def _with_specials(arrays: list[np.ndarray], dtype: str, rng: np.random.Generato
 
 
 def rescaled(inputs: InputSet) -> InputSet:
-    """The set with its values divided by ``RESCALE``: the next step of the search."""
+    """The set with its values divided by ``RESCALE``: the next step of the search (an
+    integer set, which the search never needs, is divided and rounded toward zero)."""
     arrays = tuple((a.astype(np.float64) / RESCALE).astype(a.dtype) for a in inputs.arrays)
     return InputSet(arrays, inputs.profile, inputs.scale / RESCALE)
 

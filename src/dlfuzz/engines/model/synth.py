@@ -15,8 +15,8 @@ at a time:
   rejected one is drawn again. Every graph is valid by construction, and the catalog's
   rules are the only constraint store: no solver is needed for the agreements they check.
 
-A graph computes in one float dtype, drawn per graph (float32 most often, float64,
-float16 and bfloat16 too), with values of at most ``MAX_ELEMENTS`` elements. Its outputs
+A graph computes in one dtype, drawn per graph (float32 most often, float64, float16,
+bfloat16, and int32 and int64 with only the kinds that allow integers), with values of at most ``MAX_ELEMENTS`` elements. Its outputs
 are the values no node reads. Its input sets come in three profiles (normal, wide,
 special; ``inputs.py``), and the engine rescales a set whose outputs overflow. Each graph
 is a fresh draw, so the method never runs dry; ``propose`` keeps per-op counts for the
@@ -33,15 +33,19 @@ import numpy as np
 
 from dlfuzz.engines.model.engine import ModelResult, Proposal
 from dlfuzz.engines.model.inputs import draw_input_set
-from dlfuzz.ir.graph import Graph, Node, freeze_attrs
+from dlfuzz.ir.graph import INT_GRAPH_DTYPES, Graph, Node, freeze_attrs
 from dlfuzz.ir.model import Model
 from dlfuzz.ir.ops import CATALOG, Attr, OpKind
 from dlfuzz.ir.types import InvalidGraph, TensorType
 from dlfuzz.ir.weights import init_model
 
 # The compute dtype of a graph, with its probability: float32 is what models run in;
-# float64 is the reference's dtype; float16 and bfloat16 are where kernels differ most.
-DTYPES = (("float32", 0.55), ("float64", 0.15), ("float16", 0.15), ("bfloat16", 0.15))
+# float64 is the reference's dtype; float16 and bfloat16 are where kernels differ most;
+# int32 and int64 graphs (only the kinds that allow them, ``OpKind.dtypes``: 29 of 72)
+# are exact, so any difference at all is a bug. The float shares are the former ones
+# (55/15/15/15) scaled by 0.8.
+DTYPES = (("float32", 0.44), ("float64", 0.12), ("float16", 0.12), ("bfloat16", 0.12),
+          ("int32", 0.1), ("int64", 0.1))
 DTYPE_FLOOR = 0.2  # the least a dtype's share is scaled by for backends refusing it
 NODES = (6, 14)  # nodes per graph, drawn uniformly (NNSmith's default is 10)
 MAX_ELEMENTS = 1 << 16  # per value: enough for real kernels, small enough to run fast
@@ -75,7 +79,11 @@ class SynthMethod:
         self.inputs_per_model = inputs_per_model
         self.kinds = sorted(CATALOG)
         weights = np.array([OP_WEIGHTS.get(k, 1.0) for k in self.kinds])
-        self.op_p = weights / weights.sum()
+        # Per graph dtype, the kinds' probabilities: zero for a kind that does not allow
+        # the dtype, so an integer graph draws only integer-capable kinds.
+        self.op_p = {dtype: _normalized(weights * [dtype in CATALOG[k].dtypes
+                                                   for k in self.kinds])
+                     for dtype, _ in DTYPES}
         self.graphs = 0
         self.rejected = 0  # candidate nodes the op rules refused
         self.op_counts: Counter[str] = Counter()
@@ -153,7 +161,8 @@ class SynthMethod:
     def _next_node(self, types: dict[str, TensorType], node_id: str
                    ) -> tuple[Node, TensorType] | None:
         for _ in range(STEPS):
-            op = CATALOG[self.kinds[int(self.rng.choice(len(self.kinds), p=self.op_p))]]
+            op_p = self.op_p[next(iter(types.values())).dtype]
+            op = CATALOG[self.kinds[int(self.rng.choice(len(self.kinds), p=op_p))]]
             for _ in range(ATTEMPTS):
                 candidate = self._candidate(op, types, node_id)
                 if candidate is not None:
@@ -245,12 +254,21 @@ class SynthMethod:
                                                            replace=False)))
         if name == "n":  # RepeatVector
             return int(rng.integers(1, 5))
+        integer = x.dtype in INT_GRAPH_DTYPES  # bounds are whole numbers there
         if op.name == "Clip" and name in ("min_value", "max_value"):
-            # Overlapping ranges: mostly ordered, and the rule refuses min > max.
+            # Overlapping ranges: mostly ordered, and the rule refuses min > max. An
+            # integer graph's values are wider (inputs up to 10 and beyond), so are its.
+            if integer:
+                low_i, high_i = (-8, 2) if name == "min_value" else (-2, 8)
+                return float(rng.integers(low_i, high_i + 1))
             low, high = (-3.0, 0.5) if name == "min_value" else (-0.5, 3.0)
             return float(np.round(rng.uniform(low, high), 2))
         if name == "max_value":
-            return None if rng.random() < 0.5 else float(np.round(rng.uniform(0.1, 6.0), 2))
+            if rng.random() < 0.5:
+                return None
+            if integer:
+                return float(rng.integers(1, 9))
+            return float(np.round(rng.uniform(0.1, 6.0), 2))
         if name in ("alpha", "theta"):
             return float(np.round(rng.uniform(0.01, 1.0), 3))
         if name == "epsilon":
@@ -260,6 +278,10 @@ class SynthMethod:
         if kind == "bool":
             return bool(rng.random() < 0.5)
         return attr.default
+
+
+def _normalized(weights: np.ndarray) -> np.ndarray:
+    return np.asarray(weights, dtype=float) / float(np.sum(weights))
 
 
 def _p(weights: tuple[float, ...]) -> np.ndarray:

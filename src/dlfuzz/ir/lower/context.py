@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from dlfuzz.ir.graph import Graph, Node
+from dlfuzz.ir.graph import INT_GRAPH_DTYPES, Graph, Node
 from dlfuzz.ir.model import weight_shapes
 from dlfuzz.ir.types import TensorType
 
@@ -137,6 +137,13 @@ def num(value: float) -> str:
     """A float attribute as source: exact (repr round-trips), non-finite values spelled out."""
     value = float(value)
     return repr(value) if math.isfinite(value) else f"float({str(value)!r})"
+
+
+def bound(dtype: str, value: float) -> str:
+    """A clip bound (Clip, ReLU's cap) as a literal of the graph's kind: an integer graph's
+    whole-number bound as an int, since a float bound promotes an int tensor to float
+    (torch.clamp, jnp.minimum) or is refused (TensorFlow's int32 constant of 2.0)."""
+    return str(int(value)) if dtype in INT_GRAPH_DTYPES else num(value)
 
 
 # ---- emitters that read the same in every Python library --------------------------------

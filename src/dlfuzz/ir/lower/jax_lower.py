@@ -15,13 +15,12 @@ an emitted reproducer sees one or a few lines per node, each tagged ``# <id> <Op
 
 from __future__ import annotations
 
-from dlfuzz.cases import FLOAT_DTYPES
-from dlfuzz.ir.graph import Graph
+from dlfuzz.ir.graph import GRAPH_DTYPES, Graph
 from dlfuzz.ir.lower.context import lower_nodes
 from dlfuzz.ir.lower.jax_lower_ops import EMITTERS, Ctx
 from dlfuzz.libraries import get
 
-JNP_DTYPES = {d: get("jax").dtype(d) for d in FLOAT_DTYPES}
+JNP_DTYPES = {d: get("jax").dtype(d) for d in GRAPH_DTYPES}
 
 # Names the emitted program uses itself; a graph value may not shadow them.
 RESERVED = frozenset({"jax", "jnp", "lax", "np", "DTYPE", "PREC", "W", "build", "model",

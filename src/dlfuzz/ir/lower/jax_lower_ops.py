@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from dlfuzz.ir.lower.context import NodeCtx, call, fold, identity, infix, num, with_const
+from dlfuzz.ir.lower.context import NodeCtx, bound, call, fold, identity, infix, num, with_const
 
 # (input, kernel, output) layouts for lax.conv_general_dilated, by spatial rank.
 DIMS = {1: ("NWC", "WIO", "NWC"), 2: ("NHWC", "HWIO", "NHWC"),
@@ -137,7 +137,12 @@ def _global(fn: str) -> Emitter:
 def _relu(c: Ctx) -> list[str]:
     if c.a["max_value"] is None:
         return [f"{c.out} = jax.nn.relu({c.x})"]
-    return [f"{c.out} = jnp.minimum(jax.nn.relu({c.x}), {num(c.a['max_value'])})"]
+    return [f"{c.out} = jnp.minimum(jax.nn.relu({c.x}), {bound(c.dtype, c.a['max_value'])})"]
+
+
+def _clip(c: Ctx) -> list[str]:
+    return [f"{c.out} = jnp.clip({c.x}, min={bound(c.dtype, c.a['min_value'])}, "
+            f"max={bound(c.dtype, c.a['max_value'])})"]
 
 
 def _prelu(c: Ctx) -> list[str]:
@@ -200,10 +205,12 @@ def _repeat_vector(c: Ctx) -> list[str]:
     return [f"{c.out} = jnp.repeat({c.x}[:, None, :], {c.a['n']}, axis=1)"]
 
 
-def _reduce(fn: str) -> Emitter:
+def _reduce(fn: str, keep_dtype: bool = False) -> Emitter:
+    """``keep_dtype``: pass ``dtype=DTYPE`` (with x64 on, jnp.sum of int32 gives int64)."""
     def emit(c: Ctx) -> list[str]:
+        dtype = ", dtype=DTYPE" if keep_dtype else ""
         return [f"{c.out} = jnp.{fn}({c.x}, axis={tuple(c.a['axes'])}, "
-                f"keepdims={c.a['keepdims']})"]
+                f"keepdims={c.a['keepdims']}{dtype})"]
     return emit
 
 
@@ -278,7 +285,7 @@ EMITTERS: dict[str, Emitter] = {
     "Abs": call("jnp.abs({x})"),
     "Square": call("jnp.square({x})"),
     # Python float bounds are weakly typed in JAX: they take the input's dtype.
-    "Clip": call("jnp.clip({x}, min={min_value}, max={max_value})"),
+    "Clip": _clip,
     "BatchNorm": _batch_norm,
     "LayerNorm": _layer_norm,
     "Add": infix("+"), "Mul": infix("*"), "Subtract": infix("-"),
@@ -292,7 +299,7 @@ EMITTERS: dict[str, Emitter] = {
     **{f"UpSampling{n}D": _upsample for n in (1, 2, 3)},
     "RepeatVector": _repeat_vector,
     "ReduceMean": _reduce("mean"), "ReduceMax": _reduce("max"),
-    "ReduceSum": _reduce("sum"), "ReduceMin": _reduce("min"),
+    "ReduceSum": _reduce("sum", keep_dtype=True), "ReduceMin": _reduce("min"),
     "Identity": identity,
     "Dropout": identity,
     "AddConst": with_const("+"), "MulConst": with_const("*"),

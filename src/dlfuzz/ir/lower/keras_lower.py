@@ -27,7 +27,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from dlfuzz.ir.graph import Graph, Node, TensorType
+from dlfuzz.ir.graph import INT_GRAPH_DTYPES, Graph, Node, TensorType
+from dlfuzz.ir.lower.context import bound
 from dlfuzz.ir.ops import get_op
 
 
@@ -202,10 +203,11 @@ def _activation(name: str) -> Emitter:
 
 def _clip(node: Node, ins: list[TensorType], out: TensorType) -> Lowered:
     """Keras 3 has no clipping layer: keras.ops.clip, bounds as Python floats (every
-    backend converts them to the input's dtype)."""
+    backend converts them to a float input's dtype) or, in an integer graph, ints (a float
+    bound would promote the int tensor to float)."""
     a = node.a
-    return Lowered(ops_layer(node, f"keras.ops.clip(t, {lit(a['min_value'])}, "
-                                   f"{lit(a['max_value'])})"))
+    return Lowered(ops_layer(node, f"keras.ops.clip(t, {bound(out.dtype, a['min_value'])}, "
+                                   f"{bound(out.dtype, a['max_value'])})"))
 
 
 def _batch_norm(node: Node, ins: list[TensorType], out: TensorType) -> Lowered:
@@ -235,10 +237,15 @@ def _spatial(cls: str, attr: str) -> Emitter:
 
 
 def _reduce(fn: str) -> Emitter:
+    """An integer graph's reduction is cast back to DTYPE: keras.ops.sum follows its
+    backend's promotion (int32 sums to int64 under JAX with x64, as jnp.sum does); the
+    values are the same, the graph's dtype is the contract."""
     def emit(node: Node, ins: list[TensorType], out: TensorType) -> Lowered:
         a = node.a
-        return Lowered(ops_layer(node, f"keras.ops.{fn}(t, axis={lit(a['axes'])}, "
-                                       f"keepdims={a['keepdims']!r})"))
+        call = f"keras.ops.{fn}(t, axis={lit(a['axes'])}, keepdims={a['keepdims']!r})"
+        if out.dtype in INT_GRAPH_DTYPES:
+            call = f"keras.ops.cast({call}, DTYPE)"
+        return Lowered(ops_layer(node, call))
     return emit
 
 

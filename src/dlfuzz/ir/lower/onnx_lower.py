@@ -25,8 +25,7 @@ This module assembles the program; the builder the op emitters write through is
 
 from __future__ import annotations
 
-from dlfuzz.cases import FLOAT_DTYPES
-from dlfuzz.ir.graph import Graph
+from dlfuzz.ir.graph import GRAPH_DTYPES, Graph
 from dlfuzz.ir.lower.onnx_context import HELPERS, Ctx
 from dlfuzz.ir.lower.onnx_lower_ops import EMITTERS
 from dlfuzz.ir.types import TensorType
@@ -36,7 +35,7 @@ OPSET = 21
 IR_VERSION = 10
 
 # TensorProto member per graph dtype.
-TENSOR_TYPES = {d: get("onnxruntime").dtype(d) for d in FLOAT_DTYPES}
+TENSOR_TYPES = {d: get("onnxruntime").dtype(d) for d in GRAPH_DTYPES}
 
 def emit(graph: Graph, probe: bool = False) -> str:
     """Source of a module defining ``build(W, optimize=True) -> model``."""

@@ -166,8 +166,16 @@ def _scalar(onnx_op: str) -> Emitter:
     return emit
 
 
+# ONNX Runtime 1.31's CPU kernels lack int64 Relu and int64 Resize (int32 has both): an
+# int64 graph spells those two ops with others, exactly, as float64 does Mish.
+_NO_KERNEL_INT64 = ("int64",)
+
+
 def relu(c: Ctx, n: Node) -> None:
     cap = n.a["max_value"]
+    if cap is None and c.types[n.id].dtype in _NO_KERNEL_INT64:
+        c.node("Max", [n.inputs[0], c.const(f"{n.id}.zero", 0)], n.id)
+        return
     if cap is None:
         c.node("Relu", [n.inputs[0]], n.id)
         return
@@ -354,10 +362,30 @@ def cropping(c: Ctx, n: Node) -> None:
 
 
 def upsampling(c: Ctx, n: Node) -> None:
-    """Nearest-neighbour repeat as a Resize on the spatial axes (floor, asymmetric)."""
+    """Nearest-neighbour repeat as a Resize on the spatial axes (floor, asymmetric); int64
+    (no Resize kernel) repeats each element by Unsqueeze, Expand and Reshape per axis."""
+    if c.types[n.id].dtype in _NO_KERNEL_INT64:
+        _repeat_elements(c, n)
+        return
     scales = c.const(f"{n.id}.scales", [1.0, *map(float, n.a["size"]), 1.0], "np.float32")
     c.node("Resize", [n.inputs[0], "", scales], n.id, mode="nearest",
            coordinate_transformation_mode="asymmetric", nearest_mode="floor")
+
+
+def _repeat_elements(c: Ctx, n: Node) -> None:
+    """Every element repeated ``size[i]`` times along spatial axis i: the axis gets a new
+    axis after it, expanded to the factor, then merged back into it."""
+    x, shape = n.inputs[0], list(c.shape(n.inputs[0]))
+    for i, factor in enumerate(n.a["size"]):
+        axis = 1 + i
+        if factor == 1:
+            continue
+        y = c.node("Unsqueeze", [x, c.ints(f"{n.id}.axes{i}", [axis + 1])], f"{n.id}.u{i}")
+        wide = [*shape[:axis + 1], factor, *shape[axis + 1:]]
+        y = c.node("Expand", [y, c.ints(f"{n.id}.wide{i}", wide)], f"{n.id}.e{i}")
+        shape[axis] *= factor
+        x = c.node("Reshape", [y, c.ints(f"{n.id}.shape{i}", shape)], f"{n.id}.r{i}")
+    c.node("Identity", [x], n.id)
 
 
 def repeat_vector(c: Ctx, n: Node) -> None:

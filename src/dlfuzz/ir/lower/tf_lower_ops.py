@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from dlfuzz.ir.graph import Graph, Node, TensorType
+from dlfuzz.ir.lower.context import bound
 from dlfuzz.ir.ops.base import same_pads
 
 
@@ -201,7 +202,12 @@ def _relu(node: Node, xs: list[str], c: Ctx) -> list[str]:
         return [f"{node.id} = tf.nn.relu({xs[0]})"]
     if cap == 6.0:
         return [f"{node.id} = tf.nn.relu6({xs[0]})"]
-    return [f"{node.id} = tf.math.minimum(tf.nn.relu({xs[0]}), {float(cap)!r})"]
+    return [f"{node.id} = tf.math.minimum(tf.nn.relu({xs[0]}), {bound(c.dtype, cap)})"]
+
+
+def _clip(node: Node, xs: list[str], c: Ctx) -> list[str]:
+    return [f"{node.id} = tf.clip_by_value({xs[0]}, {bound(c.dtype, node.a['min_value'])}, "
+            f"{bound(c.dtype, node.a['max_value'])})"]
 
 
 def _elu(node: Node, xs: list[str], c: Ctx) -> list[str]:
@@ -409,7 +415,7 @@ EMITTERS: dict[str, Emitter] = {
     "Mish": _simple("tf.math.multiply({x}, tf.math.tanh(tf.math.softplus({x})))"),
     "Abs": _simple("tf.math.abs({x})"),
     "Square": _simple("tf.math.square({x})"),
-    "Clip": _simple("tf.clip_by_value({x}, {min_value!r}, {max_value!r})"),
+    "Clip": _clip,
     "BatchNorm": _batch_norm,
     "LayerNorm": _layer_norm,
     "AddConst": _scalar("tf.math.add"),

@@ -16,13 +16,12 @@ emitted reproducer sees one or a few lines per node, each tagged ``# <id> <Op>``
 
 from __future__ import annotations
 
-from dlfuzz.cases import FLOAT_DTYPES
-from dlfuzz.ir.graph import Graph
+from dlfuzz.ir.graph import GRAPH_DTYPES, Graph
 from dlfuzz.ir.lower.context import lower_nodes
 from dlfuzz.ir.lower.torch_lower_ops import EMITTERS, Ctx
 from dlfuzz.libraries import get
 
-TORCH_DTYPES = {d: get("torch").dtype(d) for d in FLOAT_DTYPES}
+TORCH_DTYPES = {d: get("torch").dtype(d) for d in GRAPH_DTYPES}
 
 RECURRENT = ("SimpleRNN", "LSTM", "GRU")
 

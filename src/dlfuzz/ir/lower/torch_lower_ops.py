@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from dlfuzz.ir.lower.context import NodeCtx, call, fold, infix, num, with_const
+from dlfuzz.ir.lower.context import NodeCtx, bound, call, fold, infix, num, with_const
 from dlfuzz.ir.ops.base import same_pads
 
 # torch's CPU avg_pool3d has no float16/bfloat16 kernel: those dtypes sum windows by unfold.
@@ -247,7 +247,12 @@ def relu(ctx: Ctx) -> list[str]:
     cap = ctx.a["max_value"]
     if cap is None:
         return [f"{ctx.out} = F.relu({ctx.x})"]
-    return [f"{ctx.out} = torch.clamp({ctx.x}, min=0.0, max={num(cap)})"]
+    return [f"{ctx.out} = torch.clamp({ctx.x}, min={bound(ctx.dtype, 0.0)}, max={bound(ctx.dtype, cap)})"]
+
+
+def clip(ctx: Ctx) -> list[str]:
+    return [f"{ctx.out} = torch.clamp({ctx.x}, min={bound(ctx.dtype, ctx.a['min_value'])}, "
+            f"max={bound(ctx.dtype, ctx.a['max_value'])})"]
 
 
 def _channels_first_call(ctx: Ctx, call: str) -> list[str]:
@@ -304,10 +309,12 @@ def upsampling(ctx: Ctx) -> list[str]:
     return [f"{ctx.out} = {ctx.x}{reps}"]
 
 
-def reduce(fn: str) -> Emitter:
+def reduce(fn: str, keep_dtype: bool = False) -> Emitter:
+    """``keep_dtype``: pass ``dtype=DTYPE`` (torch sums an int32 tensor into int64)."""
     def emitter(ctx: Ctx) -> list[str]:
+        dtype = ", dtype=DTYPE" if keep_dtype else ""
         return [f"{ctx.out} = {ctx.x}.{fn}(dim={_ints(ctx.a['axes'])}, "
-                f"keepdim={ctx.a['keepdims']})"]
+                f"keepdim={ctx.a['keepdims']}{dtype})"]
     return emitter
 
 
@@ -344,7 +351,7 @@ EMITTERS: dict[str, Emitter] = {
     "Mish": call("F.mish({x})"),
     "Abs": call("torch.abs({x})"),
     "Square": call("torch.square({x})"),
-    "Clip": call("torch.clamp({x}, min={min_value}, max={max_value})"),
+    "Clip": clip,
     "BatchNorm": batch_norm,
     "LayerNorm": layer_norm,
     "Add": infix("+"),
@@ -365,7 +372,7 @@ EMITTERS: dict[str, Emitter] = {
     "RepeatVector": call("{x}.unsqueeze(1).repeat(1, {n}, 1)"),
     "ReduceMean": reduce("mean"),
     "ReduceMax": reduce("amax"),
-    "ReduceSum": reduce("sum"),
+    "ReduceSum": reduce("sum", keep_dtype=True),
     "ReduceMin": reduce("amin"),
     "Identity": call("{x}"),
     "Dropout": call("F.dropout({x}, p={rate}, training=False)"),

@@ -16,6 +16,13 @@ from dlfuzz.ir.types import InvalidGraph, TensorType
 Infer = Callable[[list[TensorType], dict[str, Any]], tuple[int, ...]]
 WeightShapes = Callable[[list[TensorType], dict[str, Any]], dict[str, tuple[int, ...]]]
 
+# The dtypes a graph computes in. Every kind allows the floats; the integer dtypes only
+# kinds every library computes exactly on integers (no division, no transcendental, no
+# kernel a library lacks for them: ONNX Runtime has no int32 MaxPool, a mean divides).
+FLOATS = ("float16", "bfloat16", "float32", "float64")
+INTS = ("int32", "int64")
+FLOATS_AND_INTS = FLOATS + INTS
+
 
 @dataclass(frozen=True)
 class Attr:
@@ -64,6 +71,9 @@ class OpKind:
     spatial: int = 0  # 1/2/3 for the *1D/2D/3D families, 0 otherwise
     deterministic: bool = True
     doc: str = ""
+    # The graph dtypes this kind computes in (``FLOATS`` or ``FLOATS_AND_INTS``);
+    # ``infer_types`` refuses a node whose kind does not allow its graph's dtype.
+    dtypes: tuple[str, ...] = FLOATS
 
     def complete(self, attrs: Mapping[str, Any]) -> dict[str, Any]:
         """Defaults filled in, types checked; unknown attributes are an error."""

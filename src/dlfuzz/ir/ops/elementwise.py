@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dlfuzz.ir.ops.base import Attr, Infer, OpKind, need
+from dlfuzz.ir.ops.base import FLOATS, FLOATS_AND_INTS, INTS, Attr, Infer, OpKind, need
 from dlfuzz.ir.types import TensorType
 
 
@@ -27,18 +27,34 @@ def _softmax(ins: list[TensorType], a: dict[str, Any]) -> tuple[int, ...]:
     return ins[0].shape
 
 
+def _integral(ins: list[TensorType], value: float | None, what: str) -> None:
+    """An integer graph's bound is a whole number: every lowering applies it as an integer
+    of the graph's dtype (a fractional bound would have each library round or promote it
+    its own way, torch.clamp turning the int tensor into a float one)."""
+    if ins[0].dtype in INTS and value is not None:
+        need(float(value).is_integer(), f"{what} {value} of a {ins[0].dtype} graph is not "
+                                        "a whole number")
+
+
 def _clip(ins: list[TensorType], a: dict[str, Any]) -> tuple[int, ...]:
     """Clip bounds must be ordered: libraries disagree on min > max (torch gives max
     everywhere, TF.js asserts), so such a graph would only find that disagreement."""
     need(a["min_value"] <= a["max_value"],
          f"Clip min_value {a['min_value']} is greater than max_value {a['max_value']}")
+    _integral(ins, a["min_value"], "Clip min_value")
+    _integral(ins, a["max_value"], "Clip max_value")
+    return ins[0].shape
+
+
+def _relu(ins: list[TensorType], a: dict[str, Any]) -> tuple[int, ...]:
+    _integral(ins, a["max_value"], "ReLU max_value")
     return ins[0].shape
 
 
 def activation(name: str, attrs: tuple[Attr, ...] = (), doc: str = "",
-               infer: Infer = _same) -> OpKind:
+               infer: Infer = _same, dtypes: tuple[str, ...] = FLOATS) -> OpKind:
     """An elementwise op of one input that keeps the shape (``infer`` may add checks)."""
-    return OpKind(name, "activation", (1, 1), attrs, infer, doc=doc)
+    return OpKind(name, "activation", (1, 1), attrs, infer, doc=doc, dtypes=dtypes)
 
 
 def _channels(ins: list[TensorType], a: dict[str, Any]) -> dict[str, tuple[int, ...]]:
@@ -77,11 +93,14 @@ def _scalar_weight(ins: list[TensorType], a: dict[str, Any]) -> dict[str, tuple[
 
 OPS = [
     OpKind("AddConst", "elementwise_const", (1, 1), (), _same, _scalar_weight,
-           doc="x + value, value a zero-dimensional weight (DLJSFuzzer's ZDT)"),
+           doc="x + value, value a zero-dimensional weight (DLJSFuzzer's ZDT)",
+           dtypes=FLOATS_AND_INTS),
     OpKind("MulConst", "elementwise_const", (1, 1), (), _same, _scalar_weight,
-           doc="x * value, value a zero-dimensional weight (DLJSFuzzer's ZDT)"),
+           doc="x * value, value a zero-dimensional weight (DLJSFuzzer's ZDT)",
+           dtypes=FLOATS_AND_INTS),
     activation("ReLU", (Attr("max_value", "optfloat", None),),
-               "min(max(x, 0), max_value); max_value None means no cap"),
+               "min(max(x, 0), max_value); max_value None means no cap",
+               infer=_relu, dtypes=FLOATS_AND_INTS),
     activation("LeakyReLU", (Attr("alpha", "float", 0.3),), "x if x >= 0 else alpha * x"),
     OpKind("PReLU", "activation", (1, 1), (), _same, _channels,
            doc="x if x >= 0 else alpha[c] * x"),
@@ -101,18 +120,19 @@ OPS = [
     activation("HardSigmoid", doc="max(0, min(1, x / 6 + 1/2)) = relu6(x + 3) / 6 "
                                   "(Keras 3 and PyTorch; not Keras 2's 0.2 * x + 0.5)"),
     activation("Mish", doc="x * tanh(softplus(x))"),
-    activation("Abs", doc="|x|"),
-    activation("Square", doc="x * x"),
+    activation("Abs", doc="|x|", dtypes=FLOATS_AND_INTS),
+    activation("Square", doc="x * x", dtypes=FLOATS_AND_INTS),
     activation("Clip", (Attr("min_value", "float", -1.0), Attr("max_value", "float", 1.0)),
-               "min(max(x, min_value), max_value); min_value <= max_value", _clip),
+               "min(max(x, min_value), max_value); min_value <= max_value", _clip,
+               dtypes=FLOATS_AND_INTS),
     OpKind("BatchNorm", "norm", (1, 1), (Attr("epsilon", "float", 1e-3),), _norm_infer,
            _norm_weights(("gamma", "beta", "moving_mean", "moving_variance"))),
     OpKind("LayerNorm", "norm", (1, 1), (Attr("epsilon", "float", 1e-3),), _norm_infer,
            _norm_weights(("gamma", "beta"))),
-    OpKind("Add", "merge", (2, -1), (), _merge),
-    OpKind("Mul", "merge", (2, -1), (), _merge),
-    OpKind("Subtract", "merge", (2, 2), (), _merge),
-    OpKind("Maximum", "merge", (2, -1), (), _merge),
-    OpKind("Minimum", "merge", (2, -1), (), _merge),
+    OpKind("Add", "merge", (2, -1), (), _merge, dtypes=FLOATS_AND_INTS),
+    OpKind("Mul", "merge", (2, -1), (), _merge, dtypes=FLOATS_AND_INTS),
+    OpKind("Subtract", "merge", (2, 2), (), _merge, dtypes=FLOATS_AND_INTS),
+    OpKind("Maximum", "merge", (2, -1), (), _merge, dtypes=FLOATS_AND_INTS),
+    OpKind("Minimum", "merge", (2, -1), (), _merge, dtypes=FLOATS_AND_INTS),
     OpKind("MatMul", "merge", (2, 2), (), _matmul, doc="batched: (N,a,b) @ (N,b,c)"),
 ]

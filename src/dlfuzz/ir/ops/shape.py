@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dlfuzz.ir.ops.base import Attr, OpKind, need, need_rank
+from dlfuzz.ir.ops.base import FLOATS_AND_INTS, Attr, OpKind, need, need_rank
 from dlfuzz.ir.types import TensorType
 
 
@@ -56,7 +56,8 @@ def padding(n: int) -> OpKind:
         return (ins[0].shape[0], *[ins[0].shape[1 + i] + sum(p[i]) for i in range(n)],
                 ins[0].shape[-1])
     return OpKind(f"ZeroPadding{n}D", "shape", (1, 1),
-                  (Attr("padding", "pairs", ((1, 1),) * n),), infer, spatial=n)
+                  (Attr("padding", "pairs", ((1, 1),) * n),), infer, spatial=n,
+                  dtypes=FLOATS_AND_INTS)
 
 
 def cropping(n: int) -> OpKind:
@@ -68,7 +69,8 @@ def cropping(n: int) -> OpKind:
         return (ins[0].shape[0], *[ins[0].shape[1 + i] - sum(c[i]) for i in range(n)],
                 ins[0].shape[-1])
     return OpKind(f"Cropping{n}D", "shape", (1, 1),
-                  (Attr("cropping", "pairs", ((1, 1),) * n),), infer, spatial=n)
+                  (Attr("cropping", "pairs", ((1, 1),) * n),), infer, spatial=n,
+                  dtypes=FLOATS_AND_INTS)
 
 
 def upsampling(n: int) -> OpKind:
@@ -79,7 +81,8 @@ def upsampling(n: int) -> OpKind:
         return (ins[0].shape[0], *[ins[0].shape[1 + i] * s[i] for i in range(n)],
                 ins[0].shape[-1])
     return OpKind(f"UpSampling{n}D", "shape", (1, 1), (Attr("size", "ints", (2,) * n),),
-                  infer, spatial=n, doc="nearest neighbour: each element repeated size times")
+                  infer, spatial=n, doc="nearest neighbour: each element repeated size times",
+                  dtypes=FLOATS_AND_INTS)
 
 
 def _repeat(ins: list[TensorType], a: dict[str, Any]) -> tuple[int, ...]:
@@ -108,23 +111,30 @@ def _dropout(ins: list[TensorType], a: dict[str, Any]) -> tuple[int, ...]:
 
 
 OPS = [
-    OpKind("Flatten", "shape", (1, 1), (), _flatten),
-    OpKind("Reshape", "shape", (1, 1), (Attr("target_shape", "ints", (-1,)),), _reshape),
-    OpKind("Transpose", "shape", (1, 1), (Attr("dims", "ints", (1,)),), _transpose),
-    OpKind("Concat", "merge", (1, -1), (Attr("axis", "int", -1),), _concat),
+    OpKind("Flatten", "shape", (1, 1), (), _flatten, dtypes=FLOATS_AND_INTS),
+    OpKind("Reshape", "shape", (1, 1), (Attr("target_shape", "ints", (-1,)),), _reshape,
+           dtypes=FLOATS_AND_INTS),
+    OpKind("Transpose", "shape", (1, 1), (Attr("dims", "ints", (1,)),), _transpose,
+           dtypes=FLOATS_AND_INTS),
+    OpKind("Concat", "merge", (1, -1), (Attr("axis", "int", -1),), _concat,
+           dtypes=FLOATS_AND_INTS),
     *[padding(n) for n in (1, 2, 3)],
     *[cropping(n) for n in (1, 2, 3)],
     *[upsampling(n) for n in (1, 2, 3)],
-    OpKind("RepeatVector", "shape", (1, 1), (Attr("n", "int", 2),), _repeat),
+    OpKind("RepeatVector", "shape", (1, 1), (Attr("n", "int", 2),), _repeat,
+           dtypes=FLOATS_AND_INTS),
     OpKind("ReduceMean", "reduce", (1, 1),
            (Attr("axes", "ints", (1,)), Attr("keepdims", "bool", False)), _reduce),
     OpKind("ReduceMax", "reduce", (1, 1),
-           (Attr("axes", "ints", (1,)), Attr("keepdims", "bool", False)), _reduce),
+           (Attr("axes", "ints", (1,)), Attr("keepdims", "bool", False)), _reduce,
+           dtypes=FLOATS_AND_INTS),
     OpKind("ReduceSum", "reduce", (1, 1),
-           (Attr("axes", "ints", (1,)), Attr("keepdims", "bool", False)), _reduce),
+           (Attr("axes", "ints", (1,)), Attr("keepdims", "bool", False)), _reduce,
+           dtypes=FLOATS_AND_INTS),
     OpKind("ReduceMin", "reduce", (1, 1),
-           (Attr("axes", "ints", (1,)), Attr("keepdims", "bool", False)), _reduce),
-    OpKind("Identity", "misc", (1, 1), (), _identity),
+           (Attr("axes", "ints", (1,)), Attr("keepdims", "bool", False)), _reduce,
+           dtypes=FLOATS_AND_INTS),
+    OpKind("Identity", "misc", (1, 1), (), _identity, dtypes=FLOATS_AND_INTS),
     OpKind("Dropout", "misc", (1, 1), (Attr("rate", "float", 0.5),), _dropout,
            doc="inference: the identity"),
 ]
