@@ -146,6 +146,12 @@ class CaseKind:
         outputs (a model's LEMON vote). Default: none."""
         return ()
 
+    def rounding_nudged(self, case: Any, eps: float, rng: Any) -> Any:
+        """``case`` (already upcast, its inputs nudged) with the roundings inside it moved
+        by up to ``eps`` too, for the reference's sensitivity (``ir/rounding.py``).
+        Default: the case unchanged (one call: its own rounding is the dtype's tolerance)."""
+        return case
+
     def output_modes(self, case: Any) -> dict[int, str]:
         """Outputs of ``case`` not compared element by element: output index -> mode
         (``oracles/canonical.py``: sorted, set, skip-on-ties, residual, skip), such as an
@@ -165,7 +171,7 @@ HOOKS: tuple[str, ...] = (
     "describe", "write_files", "title", "involved_backends", "issue_case", "expectation",
     "reproducer",
     "reduction", "localizes_values", "localizes_failures", "relabel", "numeric_details",
-    "output_modes", "report_section")
+    "rounding_nudged", "output_modes", "report_section")
 
 _INSTANCES: dict[str, CaseKind] = {}
 

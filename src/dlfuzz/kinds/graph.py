@@ -18,8 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from dlfuzz.cases import CaseKind, Expectation, Finding, GraphCase, Outcome
+from dlfuzz.cases import CaseKind, Expectation, Finding, GraphCase, Outcome, Tensor
 from dlfuzz.cases.kind import Reduction, TriageTools
+from dlfuzz.ir.rounding import nudge_edges
 from dlfuzz.kinds.expectation import symptom_expectation
 from dlfuzz.kinds.graph_reduce import model_passes, model_weight
 from dlfuzz.kinds.graph_repro import model_npz, model_reproducer
@@ -116,6 +117,16 @@ class GraphKind(CaseKind):
     def numeric_details(self, outcomes: dict[str, Outcome], reference_outputs: Sequence[Any]
                         ) -> tuple[tuple[str, Any], ...]:
         return lemon_details(outcomes, reference_outputs)
+
+    def rounding_nudged(self, case: GraphCase, eps: float, rng: Any) -> GraphCase:
+        """Each edge out of a rounding layer moved by up to ``eps``: what a fused program
+        may round differently per consumer (``ir/rounding.py``)."""
+        weights = {k: t.to_numpy() for k, t in case.weights}
+        graph, nudged = nudge_edges(case.graph, weights, eps, rng)
+        if graph is case.graph:
+            return case
+        return replace(case, graph=graph, weights=tuple(
+            (k, Tensor.from_numpy(v)) for k, v in nudged.items()))
 
     def report_section(self, folder: Path, meta: dict[str, Any]) -> str:
         """The (reduced) model as text, where it was localized, and its model files."""

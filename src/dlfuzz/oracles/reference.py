@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from dlfuzz.cases import COMPLEX_DTYPES, DTYPES, FLOAT_DTYPES, ApiCase, Outcome, Tensor
+from dlfuzz.cases import COMPLEX_DTYPES, DTYPES, FLOAT_DTYPES, ApiCase, Outcome, Tensor, kind_of
 from dlfuzz.oracles import ieee
 from dlfuzz.oracles.canonical import canonical_outcomes
 from dlfuzz.oracles.compare import (
@@ -100,7 +100,10 @@ def upcast(case: ApiCase) -> ApiCase:
 
 
 def nudge(case: ApiCase, rng: np.random.Generator) -> ApiCase:
-    """Upcast, then move each floating input by up to one epsilon of its own dtype."""
+    """Upcast, then move each floating input by up to one epsilon of its own dtype, and
+    what the case's kind rounds inside (a model's layers) by one epsilon of the first
+    input's dtype (``CaseKind.rounding_nudged``)."""
+    inner_eps = epsilon(case.tensors[0].dtype) if case.tensors else 0.0
     tensors = []
     for t in case.tensors:
         eps = epsilon(t.dtype)
@@ -112,7 +115,7 @@ def nudge(case: ApiCase, rng: np.random.Generator) -> ApiCase:
                 tensors.append(Tensor.from_numpy(wide * factor))
         else:
             tensors.append(upcast(case.with_tensors((t,))).tensors[0])
-    return case.with_tensors(tuple(tensors))
+    return kind_of(case).rounding_nudged(case.with_tensors(tuple(tensors)), inner_eps, rng)
 
 
 def _outputs(outcome: Outcome) -> tuple[np.ndarray, ...]:
