@@ -109,16 +109,27 @@ def drop_params(rebuild: Callable[..., ApiCase] | None) -> Pass:
     return run
 
 
+# Candidates in a pass's first round trip: two, so a backend on two worker processes
+# (``--replicas``) keeps both busy; then 4, 8, ... up to the pass's ``chunk``.
+FIRST_CHUNK = 2
+
+
 def reduce_case(case: ApiCase, holds: Callable[[list[ApiCase]], list[bool]],
                 passes: dict[str, Pass], max_runs: int = 200, chunk: int = 12,
                 weight: Callable[[Any], tuple[Any, ...]] | None = None,
-                deadline: float | None = None) -> ReduceResult:
+                deadline: float | None = None, first_chunk: int = FIRST_CHUNK
+                ) -> ReduceResult:
     """Greedy reduction: accept the first candidate of a pass that still holds.
 
-    Candidates are checked ``chunk`` at a time in one round trip to the workers (small
-    cases cost far less to run than to send), and the first that holds is taken, exactly
-    as a one-by-one greedy search would. Past ``deadline`` (``time.monotonic()``) the
-    smallest case that held so far is the result: every accepted step kept the bug.
+    Each round gives every pass up to ``chunk`` candidates, checked in round trips to the
+    workers of ``first_chunk`` candidates, then twice as many while none holds: the first
+    that holds is taken, exactly as a one-by-one greedy search would. Small round trips
+    first because a candidate that holds is most often among a pass's first (batch 1,
+    the shortest prefix that keeps the bug), and every candidate after it in its round
+    trip is run for nothing: on a model with compiled backends each is a compilation
+    (fixed trips of 12 in a 10-minute synth campaign: 1,254 runs, 123 accepted, 200 s of
+    the 600). Past ``deadline`` (``time.monotonic()``) the smallest case that held so far
+    is the result: every accepted step kept the bug.
     """
     stats = {name: {"tried": 0, "accepted": 0} for name in passes}
     _weight = weight or api_weight
@@ -132,25 +143,29 @@ def reduce_case(case: ApiCase, holds: Callable[[list[ApiCase]], list[bool]],
             if deadline is not None and time.monotonic() >= deadline:
                 cut = True
                 break
-            pending: list[ApiCase] = []
-            for candidate in make(case):
-                if candidate.id in seen or _weight(candidate) >= _weight(case):
-                    continue
-                seen.add(candidate.id)
-                pending.append(candidate)
-                if len(pending) >= min(chunk, max_runs - runs):
+            candidates = (c for c in make(case)
+                          if c.id not in seen and _weight(c) < _weight(case))
+            size, tried, accepted = max(1, first_chunk), 0, False
+            while tried < chunk and runs < max_runs and not accepted:
+                pending: list[ApiCase] = []
+                for candidate in candidates:
+                    seen.add(candidate.id)
+                    pending.append(candidate)
+                    if len(pending) >= min(size, chunk - tried, max_runs - runs):
+                        break
+                if not pending:
                     break
-            if not pending:
-                continue
-            verdicts = holds(pending)
-            runs += len(pending)
-            stats[name]["tried"] += len(pending)
-            for candidate, ok in zip(pending, verdicts, strict=True):
-                if ok:
-                    stats[name]["accepted"] += 1
-                    case = candidate
-                    progress = True
-                    break
+                verdicts = holds(pending)
+                runs += len(pending)
+                tried += len(pending)
+                stats[name]["tried"] += len(pending)
+                for candidate, ok in zip(pending, verdicts, strict=True):
+                    if ok:
+                        stats[name]["accepted"] += 1
+                        case = candidate  # the next pass starts from it
+                        accepted = progress = True
+                        break
+                size *= 2
             if runs >= max_runs:
                 break
     return ReduceResult(case, runs, stats, cut)
