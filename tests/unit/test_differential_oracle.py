@@ -253,6 +253,29 @@ def test_jax_angle_of_negative_zero_is_numpys_documented_pi() -> None:
     assert documented_difference(plus, "jax", False) == ""
 
 
+def test_known_nan_handling_of_model_layers_is_demoted_by_layer_and_mode() -> None:
+    """A model finding is filed under its localized layer (``GraphCase.api``): XLA's NaN
+    dropping (tensorflow#116992) in a tf-xla ReduceMax, torch's NaN-propagating threshold
+    and ORT's ReduceMax (onnxruntime#10514) are documented or known upstream, and only
+    there: eager TF, other layers and finite inputs are judged as always."""
+    from dataclasses import replace
+
+    from dlfuzz.oracles.semantics import documented_difference
+
+    case = dense_model_case()
+    inf = replace(case, tensors=tuple(
+        Tensor.from_numpy(np.where(np.arange(t.to_numpy().size).reshape(t.shape) == 0,
+                                   np.inf, t.to_numpy())) for t in case.tensors))
+    assert "116992" in documented_difference(replace(inf, api="ReduceMax"), "tf", True)
+    assert "116992" in documented_difference(replace(inf, api="GlobalMaxPool2D"), "tf", True)
+    assert documented_difference(replace(inf, api="ReduceMax"), "tf", False) == ""
+    assert documented_difference(replace(case, api="ReduceMax"), "tf", True) == ""
+    assert documented_difference(replace(inf, api="ReduceMean"), "tf", True) == ""
+    assert "10277" in documented_difference(replace(inf, api="ThresholdedReLU"), "torch", False)
+    assert "10514" in documented_difference(replace(inf, api="ReduceMax"), "onnxruntime", True)
+    assert documented_difference(replace(inf, api="ReduceMin"), "onnxruntime", True) == ""
+
+
 def test_an_integer_result_from_inputs_that_overflow_is_demoted() -> None:
     from dlfuzz.oracles.differential import _integer_overflow
     big = ApiCase("square", (Tensor.from_numpy(np.array([46341, 3], dtype=np.int32)),),
