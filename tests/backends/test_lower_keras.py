@@ -10,6 +10,13 @@ independently of Keras: float64 to 1e-9 of the value's scale, bfloat16 (the dtyp
 weights and inputs need converting) to 1e-1. ``python test_lower_keras.py OUT float32``
 runs any other dtypes by hand.
 
+Integer graphs (int32, int64: the samples of every integer-capable kind, ``all_samples``
+of that dtype) run in a second set of helpers and must be exact, in the graph's dtype, on
+the random inputs (-10..10) and, for int64, also on ``WIDE_INPUTS`` data that holds
+values beyond int32, so an int64 graph computed in int32 cannot pass by value either.
+``INT_BUGS`` are the Keras bugs found so; they are strict xfails (they fail the test once
+Keras fixes them) and the lowering does not work around them: dlfuzz must report them.
+
 Where Keras (or the engine under it) itself departs from docs/ir.md, ``KNOWN`` says
 how and why; those are library bugs and limitations the fuzzer should report, not
 lowering errors, so the test relaxes exactly that check for exactly those cases.
@@ -37,7 +44,13 @@ from dlfuzz.ir.weights import init_model, random_inputs
 
 BACKENDS = ("tensorflow", "jax", "torch")
 DTYPES = ("float64", "bfloat16")
+INT_DTYPES = ("int32", "int64")
 SAMPLES = all_samples("float64")
+INT_SAMPLES = {dtype: all_samples(dtype) for dtype in INT_DTYPES}
+# int64 graphs also run on the same inputs with one element beyond int32 in each input
+# (x0 gets +WIDE, x1 -WIDE; the reference computes integer graphs in int64, exactly).
+WIDE = 3_000_000_000
+WIDE_INPUTS = "int64-wide"
 # value tolerance relative to the reference's largest magnitude (at least 1), per dtype
 TOLERANCE = {"float64": 1e-9, "float32": 1e-4, "float16": 2e-2, "bfloat16": 1e-1}
 FLOAT32_ACCURATE = 1e-6  # float64 results that went through float32 somewhere
@@ -110,6 +123,19 @@ KNOWN: tuple[Known, ...] = (
 def known_effects(backend: str, dtype: str, graph: Graph) -> set[str]:
     return {k.effect for k in KNOWN if backend in k.backends and dtype in k.dtypes
             and graph.nodes[0].op in k.ops and k.when(graph)}
+
+
+# (backend, kind, dtype) -> the Keras bug that makes the integer sample fail; each is a
+# strict xfail of test_integer_sample_is_exact.
+_INT64_TO_INT32 = ("keras.ops.maximum/minimum (which the Maximum/Minimum layers call) on "
+                   "the torch backend convert both operands to keras.backend.result_type, "
+                   "which maps int64 to int32: of int64 [3000000000, -5] and [1, 2], "
+                   "keras.ops.maximum gives int32 [1, 2] and keras.ops.minimum int32 "
+                   "[-1294967296, -5] (keras 3.15.1, torch 2.13)")
+INT_BUGS: dict[tuple[str, str, str], str] = {
+    ("torch", "Maximum", "int64"): _INT64_TO_INT32,
+    ("torch", "Minimum", "int64"): _INT64_TO_INT32,
+}
 
 
 # ---- the numpy reference (channels-last, TensorFlow 'same' padding) -----------------------
@@ -328,21 +354,36 @@ REFERENCE: dict[str, Callable[[Arrays, dict[str, Any], Weights], np.ndarray]] = 
 
 
 def reference(graph: Graph, weights: Weights, inputs: Arrays) -> dict[str, np.ndarray]:
-    """Every value of the graph, computed in float64 from the (possibly rounded) data."""
-    values = {n: np.asarray(x, np.float64) for n, x in zip(graph.input_names, inputs,
-                                                           strict=True)}
+    """Every value of the graph, computed in float64 from the (possibly rounded) data, or
+    in int64 for an integer graph (WIDE squared is exact in int64, not in float64)."""
+    dt = np.int64 if graph.dtype in INT_DTYPES else np.float64
+    values = {n: np.asarray(x, dt) for n, x in zip(graph.input_names, inputs, strict=True)}
     for node in graph.nodes:
-        w = {k.split(".", 1)[1]: np.asarray(v, np.float64) for k, v in weights.items()
+        w = {k.split(".", 1)[1]: np.asarray(v, dt) for k, v in weights.items()
              if k.split(".", 1)[0] == node.id}
         values[node.id] = REFERENCE[node.op]([values[v] for v in node.inputs], node.a, w)
     return values
 
 
+def samples_of(dtype: str) -> list[tuple[str, Graph]]:
+    """The samples a dtype runs: the float64 ones (any float dtype) or the integer ones."""
+    dtype = dtype.removesuffix("-wide")
+    return INT_SAMPLES[dtype] if dtype in INT_SAMPLES else SAMPLES
+
+
 def sample_data(index: int, dtype: str) -> tuple[Graph, Weights, Arrays]:
-    graph = SAMPLES[index][1].with_dtype(dtype)
+    """Sample ``index`` of ``samples_of(dtype)`` in ``dtype``, seeded weights and inputs;
+    ``WIDE_INPUTS`` is the int64 graph with +WIDE in x0 and -WIDE in x1."""
+    wide = dtype == WIDE_INPUTS
+    dtype = dtype.removesuffix("-wide")
+    graph = samples_of(dtype)[index][1].with_dtype(dtype)
     rng = np.random.default_rng(index)
     model = init_model(graph, rng)
-    return graph, dict(model.weights), random_inputs(graph, rng)
+    inputs = random_inputs(graph, rng)
+    if wide:  # at different positions, so Maximum keeps +WIDE and Minimum -WIDE
+        for x, (position, value) in zip(inputs, ((0, WIDE), (1, -WIDE)), strict=False):
+            x.flat[position] = value
+    return graph, dict(model.weights), inputs
 
 
 # ---- the helper: one Keras backend per process --------------------------------------------
@@ -359,7 +400,7 @@ def run_backend(out_dir: Path, dtypes: tuple[str, ...] = DTYPES) -> None:
     results: dict[str, np.ndarray] = {}
     summary: dict[str, Any] = {"errors": {}, "dtypes": {}}
     for dtype in dtypes:
-        for i in range(len(SAMPLES)):
+        for i in range(len(samples_of(dtype))):
             graph, weights, inputs = sample_data(i, dtype)
             for probe in (False, True):
                 key = f"{dtype}/{i}/{'probe' if probe else 'out'}"
@@ -372,6 +413,9 @@ def run_backend(out_dir: Path, dtypes: tuple[str, ...] = DTYPES) -> None:
                 summary["dtypes"][key] = sorted({keras.backend.standardize_dtype(o.dtype)
                                                  for o in outs})
                 for j, o in enumerate(outs):
+                    if samples_of(dtype) is not SAMPLES:  # integers: kept as they came
+                        results[f"{key}/{j}"] = np.asarray(keras.ops.convert_to_numpy(o))
+                        continue
                     results[f"{key}/{j}"] = np.asarray(keras.ops.convert_to_numpy(
                         keras.ops.cast(o, "float64") if dtype == "bfloat16" else o),
                         np.float64)
@@ -380,9 +424,11 @@ def run_backend(out_dir: Path, dtypes: tuple[str, ...] = DTYPES) -> None:
 
 
 # ---- the tests ------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def backend_results(tmp_path_factory: pytest.TempPathFactory
-                    ) -> dict[str, tuple[dict[str, Any], dict[str, np.ndarray]]]:
+Results = dict[str, tuple[dict[str, Any], dict[str, np.ndarray]]]
+
+
+def run_helpers(tmp_path_factory: pytest.TempPathFactory, dtypes: tuple[str, ...]
+                ) -> Results:
     """Start the three backend subprocesses at once, then collect their results."""
     src = str(Path(__file__).resolve().parents[2] / "src")
     procs = {}
@@ -392,8 +438,8 @@ def backend_results(tmp_path_factory: pytest.TempPathFactory
                "JAX_PLATFORMS": "cpu", "TF_CPP_MIN_LOG_LEVEL": "3",
                "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
         procs[backend] = (out, subprocess.Popen(
-            [sys.executable, __file__, str(out)], env=env, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, text=True))
+            [sys.executable, __file__, str(out), ",".join(dtypes)], env=env,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     results = {}
     for backend, (out, proc) in procs.items():
         _, err = proc.communicate(timeout=900)
@@ -401,6 +447,16 @@ def backend_results(tmp_path_factory: pytest.TempPathFactory
         with np.load(out / "outputs.npz") as data:
             results[backend] = (json.loads((out / "summary.json").read_text()), dict(data))
     return results
+
+
+@pytest.fixture(scope="module")
+def backend_results(tmp_path_factory: pytest.TempPathFactory) -> Results:
+    return run_helpers(tmp_path_factory, DTYPES)
+
+
+@pytest.fixture(scope="module")
+def integer_results(tmp_path_factory: pytest.TempPathFactory) -> Results:
+    return run_helpers(tmp_path_factory, (*INT_DTYPES, WIDE_INPUTS))
 
 
 def check_sample(backend: str, summary: dict[str, Any], data: dict[str, np.ndarray],
@@ -439,6 +495,55 @@ def test_sample_runs_and_agrees(backend_results: dict[str, Any], backend: str,
     summary, data = backend_results[backend]
     for dtype in DTYPES:
         check_sample(backend, summary, data, index, dtype)
+
+
+def _integer_params() -> list[Any]:
+    params = []
+    for backend in BACKENDS:
+        for dtype in INT_DTYPES:
+            for index, (op, _) in enumerate(INT_SAMPLES[dtype]):
+                bug = INT_BUGS.get((backend, op, dtype))
+                marks = [pytest.mark.xfail(strict=True, reason=bug)] if bug else []
+                params.append(pytest.param(backend, dtype, index,
+                                           id=f"{backend}-{dtype}-{op}-{index}", marks=marks))
+    return params
+
+
+@pytest.mark.parametrize(("backend", "dtype", "index"), _integer_params())
+def test_integer_sample_is_exact(integer_results: Results, backend: str, dtype: str,
+                                 index: int) -> None:
+    """Plain and probe runs of an integer sample: every value in the graph's dtype and
+    equal to the reference (int64 also on the WIDE_INPUTS data)."""
+    summary, data = integer_results[backend]
+    for data_set in (dtype, WIDE_INPUTS) if dtype == "int64" else (dtype,):
+        graph, weights, inputs = sample_data(index, data_set)
+        types, ref = graph.types(), reference(graph, weights, inputs)
+        for probe, names in ((False, list(graph.outputs)),
+                             (True, [n.id for n in graph.nodes])):
+            key = f"{data_set}/{index}/{'probe' if probe else 'out'}"
+            where = f"keras-{backend} {graph.nodes[0].op} {graph.nodes[0].a} {key}"
+            assert key not in summary["errors"], f"{where}: {summary['errors'].get(key)}"
+            assert summary["dtypes"][key] == [dtype], f"{where}: {summary['dtypes'][key]}"
+            assert f"{key}/{len(names)}" not in data, f"{where}: more than {len(names)} values"
+            for j, name in enumerate(names):
+                value = data[f"{key}/{j}"]
+                assert value.dtype == np.dtype(dtype), f"{where} {name}: {value.dtype}"
+                assert value.shape == types[name].shape, f"{where} {name}: {value.shape}"
+                assert np.array_equal(value, ref[name]), \
+                    f"{where} {name}: {value.ravel()[:6]} != {ref[name].ravel()[:6]}"
+
+
+def test_wide_inputs_leave_int32() -> None:
+    """The WIDE_INPUTS data is int64 beyond int32, as are the Maximum/Minimum references."""
+    for index, (op, _) in enumerate(INT_SAMPLES["int64"]):
+        graph, weights, inputs = sample_data(index, WIDE_INPUTS)
+        assert all(x.dtype == np.int64 for x in inputs), op
+        assert inputs[0].max() == WIDE and (len(inputs) == 1 or inputs[1].min() == -WIDE), op
+        ref = reference(graph, weights, inputs)[graph.nodes[0].id]
+        if op == "Maximum":
+            assert ref.dtype == np.int64 and ref.max() == WIDE
+        if op == "Minimum":
+            assert ref.dtype == np.int64 and ref.min() == -WIDE
 
 
 def test_emitter_covers_the_catalog_without_importing_keras() -> None:

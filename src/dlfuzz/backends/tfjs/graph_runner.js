@@ -8,7 +8,8 @@
  *                      "inputs": [T, ...], "probe": false, "repeat": 1}]}
  *   (repeat: run the one built function that many times; "stable" says whether every run
  *   gave the same bits, "tensors_left" counts tensors alive after all cases: leaks).
- *   where T = {"shape": [..], "data": "<base64 of little-endian float32>"}.
+ *   where T = {"shape": [..], "dtype": "float32"|"int32" (default float32),
+ *              "data": "<base64 of the little-endian values>"}.
  * Answer (one stdout line starting with "DLFUZZ-RESULT ", since tfjs itself may print):
  *          {"backend": tf.getBackend(), "version": tf.version_core, "ops": [...],
  *           "unsupported": [...], "tensors_left": n,
@@ -20,17 +21,24 @@ const fs = require('fs');
 const path = require('path');
 const graph = require('./graph.js');
 
+const ARRAYS = {float32: Float32Array, int32: Int32Array};
+
 function toTensor(tf, t) {
+  const dtype = t.dtype || 'float32';
+  if (!ARRAYS[dtype]) throw new Error(`wire dtype ${dtype} (float32 and int32 only)`);
   const bytes = Buffer.from(t.data, 'base64');
   // Copy into a fresh buffer: a Buffer's byteOffset need not be 4-aligned.
-  const values = new Float32Array(new Uint8Array(bytes).buffer);
-  return tf.tensor(values, t.shape, 'float32');
+  const values = new ARRAYS[dtype](new Uint8Array(bytes).buffer);
+  return tf.tensor(values, t.shape, dtype);
 }
 
 function fromTensor(t) {
   const values = t.dataSync();
+  if (!ARRAYS[t.dtype] || !(values instanceof ARRAYS[t.dtype])) {
+    throw new Error(`output ${t.dtype} came as ${values.constructor.name}`);
+  }
   const bytes = Buffer.from(values.buffer, values.byteOffset, values.byteLength);
-  return {shape: t.shape, data: bytes.toString('base64')};
+  return {shape: t.shape, dtype: t.dtype, data: bytes.toString('base64')};
 }
 
 function runCase(tf, c) {
