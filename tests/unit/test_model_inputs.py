@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 
 import ml_dtypes
@@ -10,6 +11,7 @@ import numpy as np
 from dlfuzz.cases import Outcome, Tensor
 from dlfuzz.engines.model.engine import ModelEngine
 from dlfuzz.engines.model.inputs import (
+    INT32_EDGE_STEP,
     INT_NORMAL,
     INT_SPECIALS,
     INT_WIDE_DECADES,
@@ -82,12 +84,25 @@ def test_integer_graphs_take_whole_numbers_in_every_profile() -> None:
             (x,) = s.arrays
             assert x.dtype == np.dtype(dtype) and x.shape == (2, 5, 3)
             assert all_finite(s.arrays)
+            if s.profile == "wide" and s.scale == INT32_EDGE_STEP:  # int64 only
+                assert dtype == "int64"
+                # Around int32's edge, and under sqrt(int64 max): a square still fits.
+                assert int(np.abs(x).max()) < math.isqrt(int(np.iinfo(np.int64).max))
+                continue
             limit = INT_NORMAL[1] * (10 ** INT_WIDE_DECADES[1] if s.profile == "wide" else 1)
             assert int(np.abs(x).max()) <= limit
             if s.profile == "wide":
                 assert 10 ** INT_WIDE_DECADES[0] <= s.scale <= 10 ** INT_WIDE_DECADES[1]
-        wide = np.concatenate([s.arrays[0].ravel() for s in sets if s.profile == "wide"])
+        wide = np.concatenate([s.arrays[0].ravel() for s in sets if s.profile == "wide"
+                               and s.scale != INT32_EDGE_STEP])
         assert int(np.abs(wide).max()) > 500  # wide reaches the hundreds
+        edge = [s for s in sets if s.profile == "wide" and s.scale == INT32_EDGE_STEP]
+        if dtype == "int64":  # about half the wide sets hold values int32 cannot
+            beyond = [s for s in edge if int(np.abs(s.arrays[0]).max()) > 2**31 - 1]
+            assert 0.3 < len(edge) / sum(s.profile == "wide" for s in sets) < 0.7
+            assert len(beyond) > 0.5 * len(edge)
+        else:
+            assert not edge
         normal = np.concatenate([s.arrays[0].ravel() for s in sets if s.profile == "normal"])
         assert set(np.unique(normal)) == set(range(INT_NORMAL[0], INT_NORMAL[1] + 1))
     assert special_values("int64") == tuple(float(v) for v in INT_SPECIALS)

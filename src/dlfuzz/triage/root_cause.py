@@ -48,6 +48,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+import numpy as np
+
 from dlfuzz.oracles.signature import normalize_message
 from dlfuzz.oracles.special import NAN_HANDLING, input_specials
 from dlfuzz.triage.severity import severity_of
@@ -181,6 +183,19 @@ def has_empty_input(case: Any) -> bool:
     return any(getattr(t, "size", 1) == 0 for t in getattr(case, "tensors", ()) or ())
 
 
+_INT32_MAX = 2**31 - 1
+
+
+def has_int64_beyond_int32(case: Any) -> bool:
+    """An int64 input holding a value int32 cannot: where an int64 kernel that computes
+    or compares in int32 goes wrong, and only there."""
+    for t in getattr(case, "tensors", ()) or ():
+        if getattr(t, "dtype", "") == "int64" and t.size:
+            if int(np.abs(t.to_numpy()).max()) > _INT32_MAX:
+                return True
+    return False
+
+
 _WINDOW_PARAMS = ("filterSize", "windowShape", "strides", "dilations")
 
 
@@ -254,6 +269,7 @@ def has_window_larger_than_input(op: str, case: Any) -> bool:
 CONDITIONS: dict[str, Callable[[str, Any], bool]] = {
     "": lambda op, case: True,
     "empty-input": lambda op, case: has_empty_input(case),
+    "int64-beyond-int32": lambda op, case: has_int64_beyond_int32(case),
     "numeric-pad-anisotropic": has_numeric_pad_anisotropic_window,
     "unit-window-numeric-pad": has_unit_window_numeric_pad,
     "valid-window-larger-than-input": has_window_larger_than_input,

@@ -21,7 +21,8 @@ finite input gives a non-finite output.
 
 Integer graphs (int32, int64) take whole numbers in the same three profiles:
 ``normal`` uniform in -10..10, ``wide`` the same times ``10**u`` (``u`` uniform in
-``INT_WIDE_DECADES``, so up to about ±1,000) and ``special`` a normal set with 0, -1 or 1
+``INT_WIDE_DECADES``, so up to about ±1,000; for int64, half of them around int32's
+edge, up to about ±2.8e9) and ``special`` a normal set with 0, -1 or 1
 put in. Overflow is not avoided outright (three Squares in a row take 10 past int32), and
 need not be: every library and the reference judge run an integer graph in its own dtype
 (``oracles.reference.upcast`` widens floats only), where a product that leaves the range
@@ -54,6 +55,14 @@ SPECIAL_ELEMENTS = (1, 3)  # how many elements a special set replaces, inclusive
 INT_NORMAL = (-10, 10)
 INT_WIDE_DECADES = (0.0, 2.0)
 INT_SPECIALS = (0, -1, 1)
+# int64: this share of the wide sets sits around int32's edge instead (normal values
+# times ``INT32_EDGE_STEP`` plus an offset below it: up to about 2.8e9, under the square
+# root of int64's range, so a square still fits). An int64 kernel that compares or
+# computes in int32 shows only there: ONNX Runtime 1.31's int64 Max, Min, Clip and
+# ReduceMax, and Keras' torch backend's int64 maximum/minimum, give int32-truncated
+# answers on such values and right ones on small values.
+INT64_EDGE_SHARE = 0.5
+INT32_EDGE_STEP = 1 << 28
 
 
 @dataclass(frozen=True)
@@ -116,10 +125,15 @@ def draw_input_set(graph: Graph, rng: np.random.Generator, profile: str | None =
 
 def _int_input_set(graph: Graph, rng: np.random.Generator, profile: str) -> InputSet:
     """An integer graph's set: whole numbers in ``INT_NORMAL``, times a wide scale (the
-    product rounded to an integer) or with ``INT_SPECIALS`` put in."""
+    product rounded to an integer; for int64 half the time around int32's edge) or with
+    ``INT_SPECIALS`` put in."""
     dt = DTYPES[graph.dtype]
     low, high = INT_NORMAL
     normal = [rng.integers(low, high + 1, size=t.shape) for t in graph.inputs]
+    if profile == "wide" and graph.dtype == "int64" and rng.random() < INT64_EDGE_SHARE:
+        step = INT32_EDGE_STEP
+        return InputSet(tuple((a * step + rng.integers(-step // 2, step // 2, size=a.shape))
+                              .astype(dt) for a in normal), "wide", float(step))
     if profile == "wide":
         scale = float(10.0 ** rng.uniform(*INT_WIDE_DECADES))
         return InputSet(tuple(np.rint(a * scale).astype(dt) for a in normal), "wide", scale)
