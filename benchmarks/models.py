@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import time
 from itertools import combinations
+from typing import Any
 
 import numpy as np
 
@@ -36,7 +37,7 @@ SETS = {
 
 
 def run_set(backends: list[str], seconds: float, warmup: float, method: str, seed: str,
-            inputs: int) -> dict[str, float]:
+            inputs: int, window: float = 0.0) -> dict[str, Any]:
     classes = {b: registry.load("backend", b) for b in backends}
     library_of = {b: c.library for b, c in classes.items()}
     compiled = {b: c.compiled for b, c in classes.items()}
@@ -69,11 +70,20 @@ def run_set(backends: list[str], seconds: float, warmup: float, method: str, see
         while time.perf_counter() - t0 < warmup:
             round_trip()
         models, t1 = 0, time.perf_counter()
+        windows: list[float] = []  # models/s per ``window`` seconds (the decay check)
+        w_models, w_start = 0, t1
         while time.perf_counter() - t1 < seconds:
-            models += round_trip()
+            done = round_trip()
+            models += done
+            w_models += done
+            now = time.perf_counter()
+            if window and now - w_start >= window:
+                windows.append(w_models / (now - w_start))
+                print(f"  window {len(windows)}: {windows[-1]:.1f} models/s", flush=True)
+                w_models, w_start = 0, now
         elapsed = time.perf_counter() - t1
     return {"models": models, "seconds": elapsed, "models_per_s": models / elapsed,
-            "graphs": graphs}
+            "graphs": graphs, "windows": windows}
 
 
 def mean_edit_distance(graphs: list, pairs: int = 400, seed: int = 0) -> float:
@@ -95,6 +105,9 @@ def main() -> None:
     ap.add_argument("--seed-model", default=None,
                     help="the method's seed (default: identity for dljsfuzzer, lenet5 for "
                          "lemon, none for synth)")
+    ap.add_argument("--window", type=float, default=0.0,
+                    help="also print models/s per this many seconds, and the last "
+                         "window's rate over the first's (does the method run dry?)")
     ap.add_argument("--only", type=int, nargs="*", default=None,
                     help="run only these backend sets (1-based, in the order printed)")
     args = ap.parse_args()
@@ -107,13 +120,17 @@ def main() -> None:
         if args.only and i not in args.only:
             continue
         r = run_set(backends, args.seconds, args.warmup, args.method, args.seed_model,
-                    args.inputs)
+                    args.inputs, args.window)
         graphs = graphs or r["graphs"]
         nodes = np.mean([len(g.nodes) for g in r["graphs"]]) if r["graphs"] else 0
         kinds = {op for g in r["graphs"] for op in g.ops()}
         dtypes = sorted({g.dtype for g in r["graphs"]})
         print(f"{label:58s} {r['models_per_s']:8.1f} models/s  ({r['models']} models, "
               f"mean {nodes:.1f} nodes, {len(kinds)} op kinds, {'/'.join(dtypes)})")
+        if len(r["windows"]) >= 2:
+            first, last = r["windows"][0], r["windows"][-1]
+            print(f"  last window / first window: {last:.1f} / {first:.1f} = "
+                  f"{last / first:.2f}")
     print(f"mean pairwise edit distance of {len(graphs)} generated models: "
           f"{mean_edit_distance(graphs):.2f} (DLJSFuzzer: 6.46)")
 

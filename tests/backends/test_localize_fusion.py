@@ -93,3 +93,38 @@ def test_status_finding_is_about_the_layer_whose_prefix_fails(pool) -> None:
     assert (f.guilty_backend, f.api, f.detail("localized_by")) == ("ort", "MaxPool2D", "prefix")
     assert f.detail("suspect_node") == case.graph.nodes[2].id
     assert "|MaxPool2D|" in f.signature and "Pad should be smaller than kernel" in f.message
+
+
+def test_a_wrong_value_that_goes_around_the_cut_is_found_by_the_prefix_frontier(pool) -> None:
+    """ONNX Runtime 1.31.1's int64 ReduceMin after a Transpose compares values beyond
+    int32 as int32 (docs/models.md); with every value an output (the probe) it is right,
+    so R_a sees nothing and the prefix search decides. A prefix used to return only its
+    last node's value: the binary search's first cut, at the AddConst (which reads the
+    input, not the ReduceMin), looked right, and it blamed the Transpose after the
+    ReduceMin (a 10-minute synth campaign filed that as an ORT Transpose bug).
+    Each prefix now returns every value the rest of the model reads or returns."""
+    b = GraphBuilder((2, 3, 4), (2, 1, 1), dtype="int64")
+    t = b.add("Transpose", "x0", dims=(2, 1))
+    low = b.add("ReduceMin", t, axes=(2,), keepdims=False)
+    add = b.add("AddConst", "x0")
+    out = b.add("Transpose", low, dims=(1,))
+    total = b.add("ReduceSum", "x1", axes=(1, 2), keepdims=True)
+    model = Model(b.build(low, add, out, total),
+                  {f"{add}.value": np.asarray(2, np.int64)}).check()
+    x0 = np.array([[[1715417549, 1245367730, 1852117398, 1268888318],
+                    [-398282557, -708914251, 657556461, -2258816496],
+                    [-2079203087, 253126812, 846529753, -286313764]],
+                   [[-715212091, 2739906004, -1085637138, 1068711833],
+                    [262133101, -1055555740, 2417030919, -2256146148],
+                    [-1655448174, 2006541894, 1697557534, -106933474]]], np.int64)
+    case = case_of(model, np.random.default_rng(0), inputs=[x0, np.zeros((2, 1, 1), np.int64)])
+    run = pool.run([case])[0]
+    wrong = run["ort"].outputs[0].to_numpy()
+    assert not np.array_equal(wrong, x0.min(axis=1)), "ORT's int64 ReduceMin is right now"
+    probe = pool.run([case.with_probe(True)])[0]
+    assert all(np.array_equal(a.to_numpy(), c.to_numpy())
+               for a, c in zip(probe["ort"].outputs, probe["torch"].outputs, strict=True))
+
+    (suspect,) = localize_many(lambda cs, only: pool.run(cs, only=only),
+                               [(case, "ort", "torch")])
+    assert (suspect.op, suspect.method, suspect.node) == ("ReduceMin", "prefix", low)

@@ -225,11 +225,18 @@ def within_accumulation(case: GraphCase, index: int, values_a: Sequence[np.ndarr
         return bool(np.all(np.abs(a - b) <= bound))
 
 
-def prefix_case(case: GraphCase, index: int) -> GraphCase | None:
-    """The model cut after node ``index`` (its value the only output, dead nodes gone)."""
+def prefix_case(case: GraphCase, index: int, frontier: bool = False) -> GraphCase | None:
+    """The model cut after node ``index``: its value the only output, dead nodes gone;
+    with ``frontier`` its value first, then every earlier value the rest of the model
+    reads or returns (what the prefix hands on), so a prefix holds every value a wrong
+    earlier node could have spoiled."""
     g = case.graph
+    outputs = [g.nodes[index].id]
+    if frontier:
+        later = {v for n in g.nodes[index + 1:] for v in n.inputs} | set(g.outputs)
+        outputs += [n.id for n in g.nodes[:index] if n.id in later]
     try:
-        cut = g.with_nodes(g.nodes, outputs=(g.nodes[index].id,))
+        cut = g.with_nodes(g.nodes, outputs=tuple(outputs))
     except Rejected:
         return None
     kept = {n.id for n in cut.nodes}
@@ -245,6 +252,9 @@ def first_wrong_prefix(runner: Runner,
     ``failures_only`` a prefix is wrong only when the guilty backend raises or crashes on
     it while the sound one computes it (status findings)."""
     reqs = [Request(*r) for r in requests]
+    # A prefix returns its whole frontier: with only the cut node's value, a wrong node
+    # whose value goes around the cut (a ReduceMin that a later Transpose reads, an
+    # AddConst of the input in between) made the search blame the Transpose.
     lo = [0] * len(reqs)
     hi = [len(r.case.graph.nodes) - 1 for r in reqs]
     found: dict[int, float] = {}
@@ -254,7 +264,7 @@ def first_wrong_prefix(runner: Runner,
         for k, r in enumerate(reqs):
             while lo[k] < hi[k]:
                 mid = (lo[k] + hi[k]) // 2
-                cut = prefix_case(r.case, mid)
+                cut = prefix_case(r.case, mid, frontier=True)
                 if cut is not None:
                     batch.append(cut)
                     where.append((k, mid))
@@ -270,7 +280,7 @@ def first_wrong_prefix(runner: Runner,
             else:
                 lo[k] = mid + 1
     unmeasured = [k for k in range(len(reqs)) if k not in found]
-    cuts = [prefix_case(reqs[k].case, hi[k]) for k in unmeasured]
+    cuts = [prefix_case(reqs[k].case, hi[k], frontier=True) for k in unmeasured]
     pairs = [(k, c) for k, c in zip(unmeasured, cuts, strict=True) if c is not None]
     if pairs:  # the search ended on the last node without running it: measure it too
         for (k, _), run in zip(pairs, runner([c for _, c in pairs], wanted), strict=True):
@@ -292,7 +302,11 @@ def _off(r: Request, run: dict[str, Outcome], failures_only: bool = False) -> fl
     if (failures_only or a is None or b is None or not a.ok or not b.ok or not a.outputs
             or not b.outputs):
         return 0.0
+    if len(a.outputs) != len(b.outputs):
+        return float("inf")
     c = run.get(r.second) if r.second else None
-    third = c.outputs[0].to_numpy() if c is not None and c.ok and c.outputs else None
-    return excess(a.outputs[0].to_numpy(), b.outputs[0].to_numpy(), r.case.graph.dtype,
-                  third)
+    thirds = c.outputs if c is not None and c.ok and len(c.outputs) == len(b.outputs) \
+        else (None,) * len(b.outputs)
+    return max(excess(x.to_numpy(), y.to_numpy(), r.case.graph.dtype,
+                      None if z is None else z.to_numpy())
+               for x, y, z in zip(a.outputs, b.outputs, thirds, strict=True))
