@@ -146,3 +146,39 @@ def test_a_sum_within_its_summation_error_bound_is_rounding() -> None:
     b.add("ReduceMax", "x0", axes=(1,), keepdims=True)
     maxed = GraphCase("m", b.build(), (), (Tensor.from_numpy(x),), ("torch",))
     assert not within_accumulation(maxed, 0, [exact + 4.7e-4], [exact])
+
+
+def test_a_normalization_within_its_affine_rounding_is_rounding() -> None:
+    """tf-xla's float32 LayerNorm over two equal values of -302.5 (eps 8.5e-5) gave
+    4.12e-4 where the answer is 0: TF's x * s + (beta - mean * s) with one product
+    contracted into a multiply-add, a fifth of u * |x * s|. A LayerNorm off by 0.5 (a
+    wrong formula) is not within it, nor is a layer that does not normalize; BatchNorm
+    is judged with its moving statistics."""
+    from dlfuzz.cases import GraphCase, Tensor
+    from dlfuzz.ir.graph import GraphBuilder
+    from dlfuzz.oracles.localize import within_normalization
+
+    b = GraphBuilder((1, 1, 2))
+    b.add("LayerNorm", "x0", epsilon=8.535484969457006e-05)
+    x = np.full((1, 1, 2), -302.5, np.float32)
+    weights = (("n0.gamma", Tensor.from_numpy(np.ones(2, np.float32))),
+               ("n0.beta", Tensor.from_numpy(np.zeros(2, np.float32))))
+    case = GraphCase("m", b.build(), weights, (Tensor.from_numpy(x),), ("tf",))
+    exact = np.zeros((1, 1, 2))
+    assert within_normalization(case, 0, [exact + 4.12e-4], [exact])
+    assert not within_normalization(case, 0, [exact + 0.5], [exact])
+    b = GraphBuilder((1, 1, 2))
+    b.add("Softsign", "x0")
+    other = GraphCase("m", b.build(), (), (Tensor.from_numpy(x),), ("tf",))
+    assert not within_normalization(other, 0, [exact + 4.12e-4], [exact])
+    # BatchNorm: x near its moving mean, s = 1 / sqrt(1e-4) = 100; |x * s| = 3e4.
+    b = GraphBuilder((1, 2))
+    b.add("BatchNorm", "x0", epsilon=1e-4)
+    stats = {"gamma": 1.0, "beta": 0.0, "moving_mean": 300.0, "moving_variance": 0.0}
+    weights = tuple((f"n0.{k}", Tensor.from_numpy(np.full(2, v, np.float32)))
+                    for k, v in stats.items())
+    x = np.full((1, 2), 300.0, np.float32)
+    case = GraphCase("m", b.build(), weights, (Tensor.from_numpy(x),), ("tf",))
+    exact = np.zeros((1, 2))
+    assert within_normalization(case, 0, [exact + 1e-3], [exact])
+    assert not within_normalization(case, 0, [exact + 0.1], [exact])

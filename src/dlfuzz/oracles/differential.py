@@ -112,10 +112,11 @@ class DifferentialOracle(Oracle):
         suspects_of = self._localize(items, guilty, ctx)
         for (i, v, ref), suspect in zip(guilty, suspects_of, strict=True):
             case, outcomes = items[i]
-            if suspect is not None and suspect.accumulation and v.symptom == "numeric":
+            if suspect is not None and suspect.rounding and v.symptom == "numeric":
                 # The layer that introduced the difference is a sum within the error
-                # bound of summing in its dtype in any order (``localize.ACCUMULATING``).
-                ctx.stats["accumulation_rounding"] += 1
+                # bound of summing in its dtype in any order (``localize.ACCUMULATING``),
+                # or a normalization within its affine form's rounding (``NORMALIZING``).
+                ctx.stats[f"{suspect.rounding}_rounding"] += 1
                 continue
             f = self._finding(case, outcomes[v.backend], v, ref.method, ref.libraries, suspect)
             f = replace(f, details=tuple(sorted(

@@ -45,9 +45,11 @@ class Suspect:
     ratio: float  # R_a, or for "prefix" the excess over noise (inf: only the guilty fails)
     against: str  # the sound backend compared with
     method: str = "R_a"  # or "prefix": the first model prefix whose output is wrong
-    # The suspect is a sum (``ACCUMULATING``) off from the sound backend by no more than
-    # the error bound of summing in its dtype in any order: rounding, not a bug.
-    accumulation: bool = False
+    # Which rounding bound the suspect stays within ("" none): "accumulation", a sum
+    # (``ACCUMULATING``) off from the sound backend by no more than summing in its dtype
+    # in any order gives; "normalization", a LayerNorm/BatchNorm off by no more than its
+    # affine form's rounding (``NORMALIZING``). Rounding, not a bug.
+    rounding: str = ""
 
 
 # Reductions that add their inputs: IEEE fixes no summation order. Summing n terms in
@@ -61,6 +63,18 @@ class Suspect:
 # off the float64 reference, 0.6 % of that bound. Value: divide the bound by n (a mean).
 ACCUMULATING = {"ReduceSum": False, "ReduceMean": True}
 SUM_LAMBDA = 4.0
+# Normalizations compute gamma * (x - mean) / sqrt(var + eps) + beta, and libraries are
+# free to compute it as x * s + (beta - mean * s), s = gamma / sqrt(var + eps) (TF's
+# batch_normalization does). Where x is close to its mean that cancels: each product
+# carries a rounding of |x * s|, and XLA contracting one of them into a fused multiply-add
+# leaves that rounding in the result. A float32 LayerNorm over two equal values of -302.5
+# (eps 8.5e-5, s = 108) gave 4.1e-4 on tf-xla where the true result is 0: a fifth of
+# u * |x * s|. The bound: ``NORM_LAMBDA * u * (|x * s| + |mean * s| + |beta|)``, u the
+# unit roundoff; a wrong formula (epsilon misplaced, a wrong axis) is off by the output's
+# own magnitude, far beyond it unless the layer cancels anyway. Value: (mean, var) of the
+# normalized values: over the last axis (LayerNorm) or the moving statistics (BatchNorm).
+NORMALIZING = {"LayerNorm": "batch", "BatchNorm": "moving"}
+NORM_LAMBDA = 2.0
 
 
 def excess(a: np.ndarray, b: np.ndarray, dtype: str, c: np.ndarray | None = None) -> float:
@@ -180,9 +194,12 @@ def localize_many(runner: Runner, requests: Sequence[tuple[GraphCase, str, str] 
             continue
         node = r.case.graph.nodes[index]
         assert values_a is not None and values_b is not None  # index >= 0 needs both
-        rounding = within_accumulation(r.case, index, values_a, values_b)
+        rounding = ("accumulation" if within_accumulation(r.case, index, values_a, values_b)
+                    else "normalization" if within_normalization(r.case, index, values_a,
+                                                                 values_b)
+                    else "")
         out.append(Suspect(node.id, node.op, float(ratios[index]), r.sound,
-                           accumulation=rounding))
+                           rounding=rounding))
     if hidden:
         for k, suspect in zip(hidden, first_wrong_prefix(runner, [reqs[k] for k in hidden]),
                               strict=True):
@@ -200,15 +217,9 @@ def within_accumulation(case: GraphCase, index: int, values_a: Sequence[np.ndarr
     mean = ACCUMULATING.get(node.op)
     if mean is None:
         return False
-    position = {n.id: i for i, n in enumerate(case.graph.nodes)}
-    source = node.inputs[0]
-    if source in position:
-        x = values_b[position[source]]
-    else:
-        names = list(case.graph.input_names)
-        if source not in names:
-            return False
-        x = case.tensors[names.index(source)].to_numpy()
+    x = _input_values(case, index, values_b)
+    if x is None:
+        return False
     axes = tuple(node.a["axes"])
     wide = np.abs(x.astype(np.float64))
     if not np.all(np.isfinite(wide)):
@@ -218,6 +229,52 @@ def within_accumulation(case: GraphCase, index: int, values_a: Sequence[np.ndarr
         axis=axes, keepdims=bool(node.a["keepdims"]))
     if mean:
         bound = bound / max(terms, 1)
+    a, b = values_a[index].astype(np.float64), values_b[index].astype(np.float64)
+    if a.shape != b.shape or a.shape != bound.shape:
+        return False
+    with np.errstate(invalid="ignore"):
+        return bool(np.all(np.abs(a - b) <= bound))
+
+
+def _input_values(case: GraphCase, index: int, values: Sequence[np.ndarray]
+                  ) -> np.ndarray | None:
+    """What node ``index`` read as its first input in a probe run (``values``), or the
+    graph input it reads."""
+    node = case.graph.nodes[index]
+    position = {n.id: i for i, n in enumerate(case.graph.nodes)}
+    source = node.inputs[0]
+    if source in position:
+        return values[position[source]]
+    names = list(case.graph.input_names)
+    if source not in names:
+        return None
+    return case.tensors[names.index(source)].to_numpy()
+
+
+def within_normalization(case: GraphCase, index: int, values_a: Sequence[np.ndarray],
+                         values_b: Sequence[np.ndarray]) -> bool:
+    """Whether node ``index``, a normalization (``NORMALIZING``), differs between the
+    guilty run (``values_a``) and the sound one (``values_b``) by no more than the
+    rounding of its affine form x * s + (beta - mean * s) on the sound run's input."""
+    node = case.graph.nodes[index]
+    stats = NORMALIZING.get(node.op)
+    x = _input_values(case, index, values_b)
+    if stats is None or x is None:
+        return False
+    weights = {k.split(".", 1)[1]: t.to_numpy().astype(np.float64)
+               for k, t in case.weights if k.split(".", 1)[0] == node.id}
+    wide = x.astype(np.float64)
+    if stats == "batch":
+        mean = wide.mean(axis=-1, keepdims=True)
+        var = ((wide - mean) ** 2).mean(axis=-1, keepdims=True)
+    else:
+        mean, var = weights["moving_mean"], weights["moving_variance"]
+    with np.errstate(all="ignore"):
+        scale = weights["gamma"] / np.sqrt(var + float(node.a["epsilon"]))
+        bound = NORM_LAMBDA * epsilon(case.graph.dtype) / 2 * (
+            np.abs(wide * scale) + np.abs(mean * scale) + np.abs(weights["beta"]))
+    if not np.all(np.isfinite(bound)):
+        return False
     a, b = values_a[index].astype(np.float64), values_b[index].astype(np.float64)
     if a.shape != b.shape or a.shape != bound.shape:
         return False
