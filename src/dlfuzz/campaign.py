@@ -213,7 +213,12 @@ class Campaign:
         self.engine: Engine = engine_cls.from_settings(
             seed=settings.seed, libraries=libraries, apis=list(settings.apis) or None,
             settings=settings.engine_settings)
-        self.engine.use_backends(self.compiled)
+        # Which backends that run every case compile every new signature (jax, jax-jit,
+        # tf-xla, torch-compile): not ``compiled``, which ONNX Runtime's optimizing mode
+        # also is though its session is built in milliseconds, nor a reference run on
+        # demand (synth ran 32 input sets per graph on torch,ort for either).
+        self.engine.use_backends({n: self.backends[n].compiles_per_signature
+                                  for n in self.hot})
         self.engine.keep_programs(store.root / "programs")  # generated programs, as .py files
         self.progress = Progress(budget_s=settings.budget_s)
         self._stop = False

@@ -113,7 +113,8 @@ class Engine:
 
     def use_backends(self, compiled: Mapping[str, bool]) -> None:
         """Called once after construction with the campaign's backends (name -> whether
-        it compiles what it runs: jax-jit, tf-xla, torch-compile), so an engine can
+        it compiles every new signature it runs: jax, jax-jit, tf-xla, torch-compile;
+        ``Backend.compiles_per_signature``; not ONNX Runtime), so an engine can
         spread the cost of a compilation (the model engine runs more input sets per
         model where a backend compiles each new one). Default: nothing changes."""
 

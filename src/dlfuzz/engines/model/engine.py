@@ -133,8 +133,9 @@ class ModelEngine(Engine):
         self._siblinged: set[str] = set()
 
     def use_backends(self, compiled: Mapping[str, bool]) -> None:
-        """With a backend that compiles every new model, the method's default inputs per
-        model become ``COMPILED_INPUTS`` (a value given by the user stays)."""
+        """With a backend that compiles every new model (``compiled``: name -> its
+        ``compiles_per_signature``), the method's default inputs per model become
+        ``COMPILED_INPUTS`` (a value given by the user stays)."""
         if self._inputs_given or not any(compiled.values()):
             return
         self.inputs_per_model = COMPILED_INPUTS.get(self.method_name, self.inputs_per_model)
@@ -248,8 +249,9 @@ class ModelEngine(Engine):
         return frozenset()
 
     def counters(self) -> dict[str, int]:
-        """Input sets per profile and the rescaling search's steps (``inputs.py``)."""
-        return dict(self.input_counts)
+        """Input sets per profile and the rescaling search's steps (``inputs.py``), and
+        the models proposed (``model_graphs``: cases over graphs is inputs per model)."""
+        return {**self.input_counts, "model_graphs": self.models_proposed}
 
 
 def mutate_with_retries(rules: Mapping[str, Any], choose: Any, model: Model,
