@@ -256,7 +256,8 @@ def test_jax_angle_of_negative_zero_is_numpys_documented_pi() -> None:
 def test_known_nan_handling_of_model_layers_is_demoted_by_layer_and_mode() -> None:
     """A model finding is filed under its localized layer (``GraphCase.api``): XLA's NaN
     dropping (tensorflow#116992) in a tf-xla ReduceMax, torch's NaN-propagating threshold
-    and ORT's ReduceMax (onnxruntime#10514) are documented or known upstream, and only
+    ORT's ReduceMax (onnxruntime#10514) and torch's GELU of infinities (pytorch#185770)
+    are documented or known upstream, and only
     there: eager TF, other layers and finite inputs are judged as always."""
     from dataclasses import replace
 
@@ -274,6 +275,8 @@ def test_known_nan_handling_of_model_layers_is_demoted_by_layer_and_mode() -> No
     assert "10277" in documented_difference(replace(inf, api="ThresholdedReLU"), "torch", False)
     assert "10514" in documented_difference(replace(inf, api="ReduceMax"), "onnxruntime", True)
     assert documented_difference(replace(inf, api="ReduceMin"), "onnxruntime", True) == ""
+    assert "185770" in documented_difference(replace(inf, api="GELU"), "torch", False)
+    assert documented_difference(replace(case, api="GELU"), "torch", False) == ""
 
 
 def test_an_integer_result_from_inputs_that_overflow_is_demoted() -> None:
