@@ -115,12 +115,7 @@ def draw_input_set(graph: Graph, rng: np.random.Generator, profile: str | None =
         largest = max((float(np.abs(a).max()) for a in normal if a.size), default=1.0)
         scale = min(scale, WIDE_HEADROOM * float(_finfo(graph.dtype).max) / max(largest, 1.0))
         return InputSet(tuple((a * scale).astype(dt) for a in normal), "wide", scale)
-    arrays = [a.astype(dt) for a in normal]
-    if profile == "special":
-        arrays = _with_specials(arrays, graph.dtype, rng)
-    elif profile != "normal":
-        raise ValueError(f"unknown input profile {profile!r}")
-    return InputSet(tuple(arrays), profile)
+    return _normal_or_special([a.astype(dt) for a in normal], graph.dtype, profile, rng)
 
 
 def _int_input_set(graph: Graph, rng: np.random.Generator, profile: str) -> InputSet:
@@ -137,9 +132,14 @@ def _int_input_set(graph: Graph, rng: np.random.Generator, profile: str) -> Inpu
     if profile == "wide":
         scale = float(10.0 ** rng.uniform(*INT_WIDE_DECADES))
         return InputSet(tuple(np.rint(a * scale).astype(dt) for a in normal), "wide", scale)
-    arrays = [a.astype(dt) for a in normal]
+    return _normal_or_special([a.astype(dt) for a in normal], graph.dtype, profile, rng)
+
+
+def _normal_or_special(arrays: list[np.ndarray], dtype: str, profile: str,
+                       rng: np.random.Generator) -> InputSet:
+    """A ``normal`` set as it is, a ``special`` one with special values put in."""
     if profile == "special":
-        arrays = _with_specials(arrays, graph.dtype, rng)
+        arrays = _with_specials(arrays, dtype, rng)
     elif profile != "normal":
         raise ValueError(f"unknown input profile {profile!r}")
     return InputSet(tuple(arrays), profile)
