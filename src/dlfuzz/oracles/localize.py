@@ -71,9 +71,9 @@ SUM_LAMBDA = 4.0
 # (eps 8.5e-5, s = 108) gave 4.1e-4 on tf-xla where the true result is 0: a fifth of
 # u * |x * s|. The bound: ``NORM_LAMBDA * u * (|x * s| + |mean * s| + |beta|)``, u the
 # unit roundoff; a wrong formula (epsilon misplaced, a wrong axis) is off by the output's
-# own magnitude, far beyond it unless the layer cancels anyway. Value: (mean, var) of the
-# normalized values: over the last axis (LayerNorm) or the moving statistics (BatchNorm).
-NORMALIZING = {"LayerNorm": "batch", "BatchNorm": "moving"}
+# own magnitude, far beyond it unless the layer cancels anyway. Value: where (mean, var)
+# come from: the input over its last axis (LayerNorm), the moving statistics (BatchNorm).
+NORMALIZING = {"LayerNorm": "input", "BatchNorm": "moving"}
 NORM_LAMBDA = 2.0
 
 
@@ -264,7 +264,7 @@ def within_normalization(case: GraphCase, index: int, values_a: Sequence[np.ndar
     weights = {k.split(".", 1)[1]: t.to_numpy().astype(np.float64)
                for k, t in case.weights if k.split(".", 1)[0] == node.id}
     wide = x.astype(np.float64)
-    if stats == "batch":
+    if stats == "input":
         mean = wide.mean(axis=-1, keepdims=True)
         var = ((wide - mean) ** 2).mean(axis=-1, keepdims=True)
     else:
