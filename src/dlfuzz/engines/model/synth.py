@@ -81,8 +81,7 @@ class SynthMethod:
         weights = np.array([OP_WEIGHTS.get(k, 1.0) for k in self.kinds])
         # Per graph dtype, the kinds' probabilities: zero for a kind that does not allow
         # the dtype, so an integer graph draws only integer-capable kinds.
-        self.op_p = {dtype: _normalized(weights * [dtype in CATALOG[k].dtypes
-                                                   for k in self.kinds])
+        self.op_p = {dtype: _p(weights * [dtype in CATALOG[k].dtypes for k in self.kinds])
                      for dtype, _ in DTYPES}
         self.graphs = 0
         self.rejected = 0  # candidate nodes the op rules refused
@@ -280,11 +279,7 @@ class SynthMethod:
         return attr.default
 
 
-def _normalized(weights: np.ndarray) -> np.ndarray:
-    return np.asarray(weights, dtype=float) / float(np.sum(weights))
-
-
-def _p(weights: tuple[float, ...]) -> np.ndarray:
+def _p(weights: tuple[float, ...] | np.ndarray) -> np.ndarray:
     p = np.asarray(weights, dtype=float)
     return p / p.sum()
 
