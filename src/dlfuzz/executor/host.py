@@ -445,6 +445,11 @@ class Worker:
         assert proc is not None
         timeout = self.case_timeout
         timeouts = timeouts or [timeout] * len(blobs)
+        # Where the first case's output begins in the log: taken before the batch is sent,
+        # since a fast worker can run that case and write its last words before the host
+        # reads the clock after ``send`` (a planted bad_alloc read as a crash on a busy
+        # 2-core machine that way).
+        first_mark = proc.drain.total
         try:
             deadline = time.monotonic() + timeout + _TRANSFER_GRACE_S
             protocol.send(proc.send_fd, ("run", blobs), deadline)
@@ -483,7 +488,7 @@ class Worker:
             else:
                 if event == "message":  # out of order, or not ours: a stray process wrote
                     event, message = "garbled", f"unexpected message {str(message)[:200]}"
-                mark = proc.drain.offset_at(case_start)
+                mark = proc.drain.offset_at(case_start) if results else first_mark
                 results.append(self._death_outcome(waited, event, message, mark))
             return results
 
