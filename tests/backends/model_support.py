@@ -39,3 +39,17 @@ def max_rel_diff(a: np.ndarray, b: np.ndarray) -> float:
     a64, b64 = a.astype(np.float64), b.astype(np.float64)
     scale = max(float(np.max(np.abs(b64))) if b64.size else 0.0, 1.0)
     return float(np.max(np.abs(a64 - b64))) / scale if a64.size else 0.0
+
+
+LOGIC_OPS = ("Compare", "Logical", "LogicalNot", "Where")
+
+
+def logic_reference(op: str, attrs: dict, xs: Sequence[np.ndarray]) -> np.ndarray:
+    """The comparison, logical and selection kinds (``ir/ops/logic.py``) in numpy, in the
+    operands' dtype: a truth value is ``x != 0``, a result 1 or 0."""
+    if op == "Where":
+        return np.where(xs[0] != 0, xs[1], xs[2])
+    if op == "LogicalNot":
+        return (xs[0] == 0).astype(xs[0].dtype)
+    fn = attrs["mode"] if op == "Compare" else f"logical_{attrs['mode']}"
+    return getattr(np, fn)(xs[0], xs[1]).astype(xs[0].dtype)

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from model_support import LOGIC_OPS, logic_reference
 
 from dlfuzz.ir.graph import Graph, GraphBuilder, Node, TensorType
 from dlfuzz.ir.lower import build, emit
@@ -197,6 +198,7 @@ REF: dict[str, Ref] = {
     "ReduceMin": lambda a, xs, w: xs[0].min(a["axes"], keepdims=a["keepdims"]),
     "Identity": lambda a, xs, w: xs[0],
     "Dropout": lambda a, xs, w: xs[0],
+    **{op: lambda a, xs, w, op=op: logic_reference(op, a, xs) for op in LOGIC_OPS},
 }
 for _n in (1, 2, 3):
     REF[f"Conv{_n}D"] = lambda a, xs, w: conv(xs[0], w["kernel"], a) + _bias(w)

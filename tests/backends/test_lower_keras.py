@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from model_support import LOGIC_OPS, logic_reference
 
 from dlfuzz.ir.graph import Graph
 from dlfuzz.ir.ops.base import same_pads
@@ -350,6 +351,7 @@ REFERENCE: dict[str, Callable[[Arrays, dict[str, Any], Weights], np.ndarray]] = 
     "Dropout": _one(lambda x, a, w: x),
     **{op: _one(lambda x, a, w, op=op: recurrent(x, a, w, op))
        for op in ("SimpleRNN", "LSTM", "GRU")},
+    **{op: lambda xs, a, w, op=op: logic_reference(op, a, xs) for op in LOGIC_OPS},
 }
 
 

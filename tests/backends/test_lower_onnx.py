@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from model_support import LOGIC_OPS, logic_reference
 
 from dlfuzz.cases import DTYPES
 from dlfuzz.ir.graph import Graph, Node
@@ -251,6 +252,8 @@ def reference(g: Graph, weights: Weights, inputs: Arrays) -> dict[str, np.ndarra
         ins = [vals[v] for v in n.inputs]
         if n.op in MERGES:
             vals[n.id] = reduce(MERGES[n.op], ins)
+        elif n.op in LOGIC_OPS:
+            vals[n.id] = logic_reference(n.op, n.a, ins)
         elif n.op == "Concat":
             vals[n.id] = np.concatenate(ins, axis=n.a["axis"])
         else:
@@ -282,7 +285,7 @@ def test_reference_covers_the_catalog() -> None:
     from dlfuzz.ir.ops import CATALOG
 
     assert set(EMITTERS) == set(CATALOG)
-    assert set(REFERENCE) | set(MERGES) | {"Concat"} >= set(CATALOG)
+    assert set(REFERENCE) | set(MERGES) | {"Concat"} | set(LOGIC_OPS) >= set(CATALOG)
 
 
 @pytest.mark.parametrize("index", range(len(SAMPLES)),

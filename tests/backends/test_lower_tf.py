@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from model_support import LOGIC_OPS, logic_reference
 
 from dlfuzz.cases import DTYPES
 from dlfuzz.ir.graph import Graph, GraphBuilder
@@ -262,6 +263,7 @@ REFERENCE: dict[str, Ref] = {
     "Identity": lambda a, xs, w: xs[0],
     "Dropout": lambda a, xs, w: xs[0],
     **{op: functools.partial(_rnn, op) for op in ("SimpleRNN", "LSTM", "GRU")},
+    **{op: lambda a, xs, w, op=op: logic_reference(op, a, xs) for op in LOGIC_OPS},
 }
 
 

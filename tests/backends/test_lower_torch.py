@@ -234,6 +234,7 @@ ONE: dict[str, Callable[[A, dict[str, A], dict[str, Any]], A]] = {
     **{f"Cropping{n}D": lambda x, w, a: _crop(x, a) for n in (1, 2, 3)},
     **{f"UpSampling{n}D": lambda x, w, a: _upsample(x, a) for n in (1, 2, 3)},
     **{op: ref_rnn(op) for op in ("SimpleRNN", "LSTM", "GRU")},
+    "LogicalNot": lambda x, w, a: (x == 0).astype(np.float64),
 }
 MANY: dict[str, Callable[[list[A], dict[str, Any]], A]] = {
     "Add": lambda xs, a: sum(xs[1:], xs[0]),
@@ -243,6 +244,10 @@ MANY: dict[str, Callable[[list[A], dict[str, Any]], A]] = {
     "Minimum": lambda xs, a: np.minimum.reduce(xs),
     "MatMul": lambda xs, a: xs[0] @ xs[1],
     "Concat": lambda xs, a: np.concatenate(xs, axis=a["axis"]),
+    "Compare": lambda xs, a: getattr(np, a["mode"])(xs[0], xs[1]).astype(np.float64),
+    "Logical": lambda xs, a: getattr(np, f"logical_{a['mode']}")(xs[0], xs[1]).astype(
+        np.float64),
+    "Where": lambda xs, a: np.where(xs[0] != 0, xs[1], xs[2]),
 }
 
 

@@ -10,6 +10,8 @@ also on data beyond int32. Compiled modes run in test_model_backends.py.
 
 from __future__ import annotations
 
+import zlib
+from collections import Counter, defaultdict
 from collections.abc import Iterator
 
 import numpy as np
@@ -121,7 +123,12 @@ def _int_cases(dtype: str) -> list[tuple[str, str, object]]:
     """Every integer sample on its random inputs (-10..10); int64 also with +WIDE in x0 and
     -WIDE in x1 (at different positions: Maximum keeps one, Minimum the other)."""
     out = []
-    for i, (op, g) in enumerate(all_samples(dtype)):
+    seen: Counter[str] = Counter()
+    for op, g in all_samples(dtype):
+        # Seeded by the op and the sample's place among its own: a new kind in the
+        # catalog must not change the data of the others (KNOWN_INT_ISSUES hold on it).
+        i = zlib.crc32(op.encode()) % 100_000 + seen[op]
+        seen[op] += 1
         model = init_model(g, np.random.default_rng(i))
         xs = random_inputs(g, np.random.default_rng(1000 + i))
         out.append((op, "random", case_of(model, np.random.default_rng(0), inputs=xs)))
@@ -140,8 +147,9 @@ def test_every_integer_op_agrees_exactly(pool: Pool, dtype: str) -> None:
     cases = _int_cases(dtype)
     results = pool.run([c for _, _, c in cases], only=INT_BACKENDS)
     problems = []
+    differs: dict[tuple[str, str, str, str], bool] = defaultdict(bool)
     for (op, data, case), outcomes in zip(cases, results, strict=True):
-        where = f"{op} {case.graph.nodes[0].a} ({data} inputs)"
+        where = f"{op} {case.graph.nodes[-1].a} ({data} inputs)"
         ref = outcomes["torch"]
         if not ref.ok:
             problems.append(f"{where}: torch {ref.exc_type}: {ref.message[:200]}")
@@ -158,11 +166,14 @@ def test_every_integer_op_agrees_exactly(pool: Pool, dtype: str) -> None:
                 x.dtype == y.dtype and x.shape == y.shape and np.array_equal(x, y)
                 for x, y in zip(got, want, strict=True))
             if (op, b, dtype, data) in KNOWN_INT_ISSUES:
-                if same:
-                    problems.append(f"{where}: {b} known issue no longer reproduces")
+                differs[(op, b, dtype, data)] |= not same
             elif not same:
                 problems.append(f"{where}: {b} {[(x.dtype.name, x.ravel()[:4]) for x in got]}"
                                 f" != torch {[x.ravel()[:4] for x in want]}")
+    # A known issue must still show on some sample of its op (ORT's int64 ReduceMax is
+    # right on some rows holding a value beyond int32 and wrong on others).
+    problems += [f"{op} ({data} inputs): {b} known issue no longer reproduces"
+                 for (op, b, dt, data), seen in differs.items() if not seen]
     assert not problems, "\n".join(problems)
 
 

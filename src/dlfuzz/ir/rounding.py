@@ -37,6 +37,7 @@ EXACT = frozenset({
     "GlobalMaxPool1D", "GlobalMaxPool2D", "GlobalMaxPool3D",
     "ReduceMax", "ReduceMin", "Maximum", "Minimum",
     "ReLU", "ThresholdedReLU", "Abs", "Clip",
+    "Compare", "Logical", "LogicalNot", "Where",  # 0, 1, or one of their inputs
 })
 
 

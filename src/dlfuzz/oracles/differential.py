@@ -115,7 +115,9 @@ class DifferentialOracle(Oracle):
             if suspect is not None and suspect.rounding and v.symptom == "numeric":
                 # The layer that introduced the difference is a sum within the error
                 # bound of summing in its dtype in any order (``localize.ACCUMULATING``),
-                # or a normalization within its affine form's rounding (``NORMALIZING``).
+                # or a normalization within its affine form's rounding (``NORMALIZING``),
+                # or a decision whose operands sit on its step or are subnormal
+                # (``DECIDING``): stats threshold_rounding, subnormal_rounding.
                 ctx.stats[f"{suspect.rounding}_rounding"] += 1
                 continue
             f = self._finding(case, outcomes[v.backend], v, ref.method, ref.libraries, suspect)

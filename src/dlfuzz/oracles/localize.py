@@ -26,9 +26,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
+import ml_dtypes
 import numpy as np
 
-from dlfuzz.cases import GraphCase, Outcome
+from dlfuzz.cases import DTYPES, GraphCase, Outcome
 from dlfuzz.errors import Rejected
 from dlfuzz.oracles.tolerances import epsilon
 
@@ -48,7 +49,8 @@ class Suspect:
     # Which rounding bound the suspect stays within ("" none): "accumulation", a sum
     # (``ACCUMULATING``) off from the sound backend by no more than summing in its dtype
     # in any order gives; "normalization", a LayerNorm/BatchNorm off by no more than its
-    # affine form's rounding (``NORMALIZING``). Rounding, not a bug.
+    # affine form's rounding (``NORMALIZING``); "threshold" or "subnormal", a decision
+    # (``DECIDING``) whose operands explain it. Rounding, not a bug.
     rounding: str = ""
 
 
@@ -75,6 +77,16 @@ SUM_LAMBDA = 4.0
 # come from: the input over its last axis (LayerNorm), the moving statistics (BatchNorm).
 NORMALIZING = {"LayerNorm": "input", "BatchNorm": "moving"}
 NORM_LAMBDA = 2.0
+# Kinds that decide (``ir/ops/logic.py``): a comparison or a truth value (x != 0) is a
+# step, and a correct library may land on the other side of it when the operands sit on
+# it within rounding. Where a decision differs, the node is not at fault when each run
+# decided right on the operands it had (the difference came from upstream, within noise:
+# torch's float64 GELU(-17.25) cancels to 0 where tf's erfc gives -9.7e-66, and a Where on
+# x * GELU(x) then picks the other operand), when the operands are within NOISE_ULPS of
+# the step, or when an operand is subnormal: XLA (jax-jit, tf-xla) and TensorFlow flush
+# subnormals to zero on the CPU by design, so logical_not(1.4e-45) is 1 there, and a
+# float64 reference of tf and jax says 5e-324 <= 0. Value: the operands that decide.
+DECIDING = {"Compare": (0, 1), "Logical": (0, 1), "LogicalNot": (0,), "Where": (0,)}
 
 
 def excess(a: np.ndarray, b: np.ndarray, dtype: str, c: np.ndarray | None = None) -> float:
@@ -197,7 +209,7 @@ def localize_many(runner: Runner, requests: Sequence[tuple[GraphCase, str, str] 
         rounding = ("accumulation" if within_accumulation(r.case, index, values_a, values_b)
                     else "normalization" if within_normalization(r.case, index, values_a,
                                                                  values_b)
-                    else "")
+                    else within_threshold(r.case, index, values_a, values_b))
         out.append(Suspect(node.id, node.op, float(ratios[index]), r.sound,
                            rounding=rounding))
     if hidden:
@@ -280,6 +292,74 @@ def within_normalization(case: GraphCase, index: int, values_a: Sequence[np.ndar
         return False
     with np.errstate(invalid="ignore"):
         return bool(np.all(np.abs(a - b) <= bound))
+
+
+def within_threshold(case: GraphCase, index: int, values_a: Sequence[np.ndarray],
+                     values_b: Sequence[np.ndarray]) -> str:
+    """Whether node ``index``, a decision (``DECIDING``), differs between the guilty run
+    (``values_a``) and the sound one (``values_b``) only where its operands explain it:
+    "subnormal" when a subnormal operand is among the reasons, "threshold" when only
+    rounding at the step is, "" when some differing element has neither."""
+    node = case.graph.nodes[index]
+    positions = DECIDING.get(node.op)
+    if positions is None:
+        return ""
+    ops_a = [_operand(case, index, p, values_a) for p in range(len(node.inputs))]
+    ops_b = [_operand(case, index, p, values_b) for p in range(len(node.inputs))]
+    a, b = values_a[index], values_b[index]
+    if any(x is None or x.shape != a.shape for x in ops_a + ops_b) or a.shape != b.shape:
+        return ""
+    with np.errstate(invalid="ignore"):
+        differs = (a != b) & ~(np.isnan(a) & np.isnan(b))
+    if not differs.any():
+        return ""
+    deciding_a = [np.asarray(ops_a[p], np.float64)[differs] for p in positions]
+    deciding_b = [np.asarray(ops_b[p], np.float64)[differs] for p in positions]
+    dtype = case.graph.dtype
+    tiny = float(ml_dtypes.finfo(DTYPES[dtype]).tiny) if epsilon(dtype) else 0.0
+    subnormal = np.zeros(int(differs.sum()), bool)
+    for x in deciding_a + deciding_b:
+        subnormal |= (x != 0) & (np.abs(x) < tiny)
+    consistent = ((_decide(node, [np.asarray(o)[differs] for o in ops_a]) == a[differs])
+                  & (_decide(node, [np.asarray(o)[differs] for o in ops_b]) == b[differs]))
+    allowed = NOISE_ULPS * epsilon(dtype) * max(
+        (float(np.max(np.abs(np.asarray(ops_b[p], np.float64)), initial=0.0))
+         for p in positions), default=0.0)
+    gap = (np.abs(deciding_b[0] - deciding_b[1]) if len(positions) == 2 and node.op == "Compare"
+           else np.min(np.abs(np.stack(deciding_b)), axis=0))
+    with np.errstate(invalid="ignore"):
+        at_step = gap <= allowed
+    explained = subnormal | consistent | at_step
+    if not np.all(explained):
+        return ""
+    return "subnormal" if subnormal.any() else "threshold"
+
+
+def _decide(node: Any, operands: list[np.ndarray]) -> np.ndarray:
+    """What a decision node gives on ``operands`` (already its differing elements), in
+    exact arithmetic: 1 or 0 (a Where: the operand it selects)."""
+    if node.op == "Where":
+        return np.where(operands[0] != 0, operands[1], operands[2])
+    if node.op == "LogicalNot":
+        return (operands[0] == 0).astype(np.float64)
+    if node.op == "Compare":
+        return getattr(np, node.a["mode"])(operands[0], operands[1]).astype(np.float64)
+    truth = [o != 0 for o in operands]
+    return getattr(np, f"logical_{node.a['mode']}")(*truth).astype(np.float64)
+
+
+def _operand(case: GraphCase, index: int, position: int, values: Sequence[np.ndarray]
+             ) -> np.ndarray | None:
+    """What node ``index`` read as its operand ``position`` in a probe run (``values``),
+    or the graph input it reads."""
+    source = case.graph.nodes[index].inputs[position]
+    for i, n in enumerate(case.graph.nodes):
+        if n.id == source:
+            return values[i]
+    names = list(case.graph.input_names)
+    if source not in names:
+        return None
+    return case.tensors[names.index(source)].to_numpy()
 
 
 def prefix_case(case: GraphCase, index: int, frontier: bool = False) -> GraphCase | None:

@@ -79,6 +79,17 @@
     return [owner, fn];
   }
 
+  // The typed array of each dtype's values. dataSync() does not always return it: the cpu
+  // backend casts bool to float32 or int32 without copying ("no encoding loss"), so the
+  // float32 tensor's values stay a Uint8Array (tfjs 4.10), whose bytes read as float32
+  // would be garbage. Such values are copied into the dtype's array.
+  const DTYPE_ARRAYS = {float32: Float32Array, int32: Int32Array, bool: Uint8Array};
+
+  function asDtypeArray(dtype, values) {
+    const Array_ = DTYPE_ARRAYS[dtype];
+    return Array_ && !(values instanceof Array_) ? Array_.from(values) : values;
+  }
+
   function encodeTensor(tf, t) {
     const shape = t.shape.slice();
     let data;
@@ -90,7 +101,7 @@
     } else if (t.dtype === 'string') {
       throw new TypeError('string outputs are not compared by dlfuzz');
     } else {
-      data = t.dataSync();
+      data = asDtypeArray(t.dtype, t.dataSync());
     }
     const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
     return { dtype: t.dtype, shape, bytes };

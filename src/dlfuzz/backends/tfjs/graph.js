@@ -63,6 +63,11 @@
     const bias = (y, b) => (b ? tf.add(y, b) : y);
     // tf.where on equal shapes, run flat: webgl's Select has no rank-5 shader ("Where for
     // rank 5 is not yet supported"); the flat spelling is exact and the same everywhere.
+    const COMPARE = {
+      greater: tf.greater, greater_equal: tf.greaterEqual, less: tf.less,
+      less_equal: tf.lessEqual, equal: tf.equal, not_equal: tf.notEqual,
+    };
+    const LOGICAL = {and: tf.logicalAnd, or: tf.logicalOr, xor: tf.logicalXor};
     const where = (cond, a, b) => tf.reshape(
       tf.where(tf.reshape(cond, [-1]), tf.reshape(a, [-1]), tf.reshape(b, [-1])), a.shape);
 
@@ -388,6 +393,13 @@
       SimpleRNN: recurrent('SimpleRNN'),
       LSTM: recurrent('LSTM'),
       GRU: recurrent('GRU'),
+      // Comparisons and logic compute a bool tensor, cast back to the graph's dtype; a
+      // truth value is the tensor cast to bool (x != 0).
+      Compare: (n) => ([a, b]) => tf.cast(COMPARE[n.attrs.mode](a, b), a.dtype),
+      Logical: (n) => ([a, b]) => tf.cast(
+        LOGICAL[n.attrs.mode](tf.cast(a, 'bool'), tf.cast(b, 'bool')), a.dtype),
+      LogicalNot: () => ([x]) => tf.cast(tf.logicalNot(tf.cast(x, 'bool')), x.dtype),
+      Where: () => ([c, a, b]) => where(tf.cast(c, 'bool'), a, b),
     };
     for (const nsp of [1, 2, 3]) {
       ops[`MaxPool${nsp}D`] = pool('max', nsp);

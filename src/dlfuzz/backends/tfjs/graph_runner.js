@@ -33,10 +33,11 @@ function toTensor(tf, t) {
 }
 
 function fromTensor(t) {
-  const values = t.dataSync();
-  if (!ARRAYS[t.dtype] || !(values instanceof ARRAYS[t.dtype])) {
-    throw new Error(`output ${t.dtype} came as ${values.constructor.name}`);
-  }
+  if (!ARRAYS[t.dtype]) throw new Error(`output dtype ${t.dtype} (float32 and int32 only)`);
+  // The cpu backend's cast from bool keeps the bool's Uint8Array (tfjs 4.10): copied into
+  // the dtype's own array, as core.js does.
+  let values = t.dataSync();
+  if (!(values instanceof ARRAYS[t.dtype])) values = ARRAYS[t.dtype].from(values);
   const bytes = Buffer.from(values.buffer, values.byteOffset, values.byteLength);
   return {shape: t.shape, dtype: t.dtype, data: bytes.toString('base64')};
 }

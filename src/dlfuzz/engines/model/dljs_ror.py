@@ -213,10 +213,17 @@ def _p_reduce(op: str, t: TensorType, want: TensorType, partners: Partners,
 def _p_merge(op: str, t: TensorType, want: TensorType, partners: Partners,
              rng: np.random.Generator) -> list[Proposal]:
     """Add/Mul/... of ``x`` with an earlier value of the same type (``x`` itself counts,
-    except for Subtract: ``fits`` drops x - x)."""
+    except for Subtract: ``fits`` drops x - x); a Compare or Logical with a drawn mode; a
+    Where selecting, by ``x``, between two such values."""
     if want != t:
         return []
-    return [((name,), {}) for name, pt in partners if pt == t]
+    same = [name for name, pt in partners if pt == t]
+    kind = get_op(op)
+    modes = [a.choices for a in kind.attrs if a.name == "mode"]
+    attrs = {"mode": modes[0][int(rng.integers(len(modes[0])))]} if modes else {}
+    if kind.arity[0] == 3:
+        return [((name, same[int(rng.integers(len(same)))]), {}) for name in same]
+    return [((name,), attrs) for name in same]
 
 
 def _p_matmul(op: str, t: TensorType, want: TensorType, partners: Partners,

@@ -41,7 +41,7 @@ from dlfuzz.ir.weights import init_model
 
 # The compute dtype of a graph, with its probability: float32 is what models run in;
 # float64 is the reference's dtype; float16 and bfloat16 are where kernels differ most;
-# int32 and int64 graphs (only the kinds that allow them, ``OpKind.dtypes``: 29 of 72)
+# int32 and int64 graphs (only the kinds that allow them, ``OpKind.dtypes``: 33 of 76)
 # are exact, so any difference at all is a bug. The float shares are the former ones
 # (55/15/15/15) scaled by 0.8.
 DTYPES = (("float32", 0.44), ("float64", 0.12), ("float16", 0.12), ("bfloat16", 0.12),
@@ -190,7 +190,8 @@ class SynthMethod:
 
     def _partners(self, op: OpKind, first: str, attrs: dict[str, Any],
                   types: dict[str, TensorType]) -> list[str]:
-        """A merge's second operand: a value whose shape its rule accepts."""
+        """A merge's other operands (one, or two for Where): values whose shapes its
+        rule accepts."""
         if op.family != "merge":
             return []
         x = types[first]
@@ -208,7 +209,8 @@ class SynthMethod:
         others = [v for v in pool if v != first] or pool
         if not others:
             raise InvalidGraph(f"no operand fits {op.name} beside {x}")
-        return [others[int(self.rng.integers(len(others)))]]
+        count = max(op.arity[0] - 1, 1)
+        return [others[int(self.rng.integers(len(others)))] for _ in range(count)]
 
     def _attr(self, op: OpKind, attr: Attr, x: TensorType) -> Any:
         """A value of ``attr`` drawn for an operand of type ``x``."""

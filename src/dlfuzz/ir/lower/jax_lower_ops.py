@@ -304,4 +304,9 @@ EMITTERS: dict[str, Emitter] = {
     "Dropout": identity,
     "AddConst": with_const("+"), "MulConst": with_const("*"),
     "SimpleRNN": _recurrent, "LSTM": _recurrent, "GRU": _recurrent,
+    "Compare": lambda c: [f"{c.out} = jnp.{c.a['mode']}({c.ins[0]}, {c.ins[1]}).astype(DTYPE)"],
+    "Logical": lambda c: [f"{c.out} = jnp.logical_{c.a['mode']}({c.ins[0]}, {c.ins[1]})"
+                          ".astype(DTYPE)"],
+    "LogicalNot": call("jnp.logical_not({x}).astype(DTYPE)"),
+    "Where": call("jnp.where({ins[0]}.astype(bool), {ins[1]}, {ins[2]})"),
 }

@@ -309,6 +309,15 @@ EMITTERS: dict[str, Emitter] = {
     "Identity": _simple("Identity"),
     "Dropout": _simple("Dropout", rate="rate"),
     **{name: _recurrent for name in ("SimpleRNN", "LSTM", "GRU")},
+    # Keras has no layers for these: keras.ops over a list input, cast back to DTYPE.
+    "Compare": lambda node, ins, out: Lowered(ops_layer(
+        node, f"keras.ops.cast(keras.ops.{node.a['mode']}(t[0], t[1]), DTYPE)")),
+    "Logical": lambda node, ins, out: Lowered(ops_layer(
+        node, f"keras.ops.cast(keras.ops.logical_{node.a['mode']}(t[0], t[1]), DTYPE)")),
+    "LogicalNot": lambda node, ins, out: Lowered(ops_layer(
+        node, "keras.ops.cast(keras.ops.logical_not(t), DTYPE)")),
+    "Where": lambda node, ins, out: Lowered(ops_layer(
+        node, "keras.ops.where(keras.ops.cast(t[0], 'bool'), t[1], t[2])")),
 }
 
 

@@ -196,6 +196,40 @@ def gelu(c: Ctx, n: Node) -> None:
     c.node("Gelu", [n.inputs[0]], n.id, approximate="tanh" if n.a["approximate"] else "none")
 
 
+
+# ---- comparisons, logic, selection: ONNX computes them on bool tensors ------------------
+_COMPARE = {"greater": "Greater", "greater_equal": "GreaterOrEqual", "less": "Less",
+            "less_equal": "LessOrEqual", "equal": "Equal"}
+
+
+def _to_bool(c: Ctx, value: str, name: str) -> str:
+    return c.node("Cast", [value], name, to=Raw("TensorProto.BOOL"))
+
+
+def compare(c: Ctx, n: Node) -> None:
+    """``not_equal`` is Not(Equal): ONNX has no NotEqual."""
+    op = n.a["mode"]
+    t = c.node(_COMPARE.get(op, "Equal"), list(n.inputs), f"{n.id}.cmp")
+    if op == "not_equal":
+        t = c.node("Not", [t], f"{n.id}.not")
+    c.node("Cast", [t], n.id, to=Raw("DT"))
+
+
+def logical(c: Ctx, n: Node) -> None:
+    a, b = (_to_bool(c, v, f"{n.id}.b{i}") for i, v in enumerate(n.inputs))
+    t = c.node(n.a["mode"].capitalize(), [a, b], f"{n.id}.logic")
+    c.node("Cast", [t], n.id, to=Raw("DT"))
+
+
+def logical_not(c: Ctx, n: Node) -> None:
+    t = c.node("Not", [_to_bool(c, n.inputs[0], f"{n.id}.b")], f"{n.id}.not")
+    c.node("Cast", [t], n.id, to=Raw("DT"))
+
+
+def where(c: Ctx, n: Node) -> None:
+    cond, a, b = n.inputs
+    c.node("Where", [_to_bool(c, cond, f"{n.id}.b"), a, b], n.id)
+
 # ---- activations ONNX Runtime runs in float32/float16 but not in float64 --------------------
 # ONNX Runtime 1.31's CPU provider has no double kernel for Softplus, Softsign, Selu,
 # HardSigmoid or Mish (NOT_IMPLEMENTED). A float64 graph gets the same formula from
@@ -504,4 +538,8 @@ EMITTERS: dict[str, Emitter] = {
     "Identity": _unary("Identity"),
     "Dropout": dropout,
     **{op: recurrent for op in _RNN},
+    "Compare": compare,
+    "Logical": logical,
+    "LogicalNot": logical_not,
+    "Where": where,
 }

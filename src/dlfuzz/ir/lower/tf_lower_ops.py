@@ -441,4 +441,12 @@ EMITTERS: dict[str, Emitter] = {
     "Identity": _simple("tf.identity({x})"),
     "Dropout": _simple("tf.identity({x})"),  # inference: the identity
     **{name: _rnn for name in _RNN_FN},
+    "Compare": lambda node, xs, c: [
+        f"{node.id} = tf.cast(tf.math.{node.a['mode']}({xs[0]}, {xs[1]}), DTYPE)"],
+    "Logical": lambda node, xs, c: [
+        f"{node.id} = tf.cast(tf.math.logical_{node.a['mode']}(tf.cast({xs[0]}, tf.bool), "
+        f"tf.cast({xs[1]}, tf.bool)), DTYPE)"],
+    "LogicalNot": _simple("tf.cast(tf.math.logical_not(tf.cast({x}, tf.bool)), DTYPE)"),
+    "Where": lambda node, xs, c: [
+        f"{node.id} = tf.where(tf.cast({xs[0]}, tf.bool), {xs[1]}, {xs[2]})"],
 }

@@ -20,6 +20,10 @@ from dlfuzz.ir.ops.base import same_pads
 _NO_HALF_AVG3D = ("float16", "bfloat16")
 
 
+_COMPARE = {"greater": "gt", "greater_equal": "ge", "less": "lt", "less_equal": "le",
+            "equal": "eq", "not_equal": "ne"}
+
+
 class Ctx(NodeCtx):
     """The PyTorch node context: weights become ``_w(W[key])`` (a DTYPE tensor) in build()."""
 
@@ -379,4 +383,10 @@ EMITTERS: dict[str, Emitter] = {
     "SimpleRNN": recurrent,
     "LSTM": recurrent,
     "GRU": recurrent,
+    "Compare": lambda c: [f"{c.out} = torch.{_COMPARE[c.a['mode']]}({c.ins[0]}, {c.ins[1]})"
+                          ".to(DTYPE)"],
+    "Logical": lambda c: [f"{c.out} = torch.logical_{c.a['mode']}({c.ins[0]}, {c.ins[1]})"
+                          ".to(DTYPE)"],
+    "LogicalNot": call("torch.logical_not({x}).to(DTYPE)"),
+    "Where": call("torch.where({ins[0]}.to(torch.bool), {ins[1]}, {ins[2]})"),
 }

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from dlfuzz.ir.ops import conv, elementwise, pool, recurrent, shape
+from dlfuzz.ir.ops import conv, elementwise, logic, pool, recurrent, shape
 from dlfuzz.ir.ops.base import Attr, OpKind
 from dlfuzz.ir.types import InvalidGraph
 
 CATALOG: dict[str, OpKind] = {
     op.name: op
-    for module in (conv, pool, elementwise, shape, recurrent)
+    for module in (conv, pool, elementwise, logic, shape, recurrent)
     for op in module.OPS
 }
 

@@ -1,0 +1,49 @@
+"""Comparisons, logical ops and selection: the boolean paths of a model.
+
+A graph computes in one dtype (``Graph.dtype``), and these kinds keep it at their edges:
+a comparison's truth value comes out as 1 or 0 in the graph's dtype, a logical op reads
+its operands as truth values (``x != 0``, NaN true as in C) and returns 1 or 0, and
+``Where`` selects between two values by the truth of a third. Inside, every lowering
+computes a real boolean tensor (``torch.gt`` then a cast, ONNX ``Greater`` then
+``Cast``, ``jnp.where`` on a bool), so the comparison kernels, the bool-to-number casts
+and the select kernels of each library run, fused or not, in every graph dtype:
+comparisons of NaN (false, but true for ``not_equal``), of int64 beyond int32, of
+float16 and bfloat16.
+
+A comparison is a step function: where its operands are within rounding of each other,
+two correct libraries may decide differently. The judge knows (``localize.within_threshold``);
+these kinds add no rounding of their own (``rounding.EXACT``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dlfuzz.ir.ops.base import FLOATS_AND_INTS, Attr, OpKind, need
+from dlfuzz.ir.types import TensorType
+
+COMPARISONS = ("greater", "greater_equal", "less", "less_equal", "equal", "not_equal")
+LOGICAL = ("and", "or", "xor")
+
+
+def _same_shapes(ins: list[TensorType], a: dict[str, Any]) -> tuple[int, ...]:
+    need(all(t.shape == ins[0].shape for t in ins),
+         f"inputs must have one shape, got {[t.shape for t in ins]}")
+    return ins[0].shape
+
+
+def _same(ins: list[TensorType], a: dict[str, Any]) -> tuple[int, ...]:
+    return ins[0].shape
+
+
+OPS = [
+    OpKind("Compare", "merge", (2, 2), (Attr("mode", "str", "greater", COMPARISONS),),
+           _same_shapes, doc="1 where a (mode) b holds, else 0, in the graph dtype",
+           dtypes=FLOATS_AND_INTS),
+    OpKind("Logical", "merge", (2, 2), (Attr("mode", "str", "and", LOGICAL),), _same_shapes,
+           doc="1 where (a != 0) (mode) (b != 0) holds, else 0", dtypes=FLOATS_AND_INTS),
+    OpKind("LogicalNot", "activation", (1, 1), (), _same, doc="1 where x == 0, else 0",
+           dtypes=FLOATS_AND_INTS),
+    OpKind("Where", "merge", (3, 3), (), _same_shapes,
+           doc="a where c != 0, else b; operands (c, a, b)", dtypes=FLOATS_AND_INTS),
+]
