@@ -358,11 +358,11 @@ def test_emitted_source_is_plain_tagged_torch() -> None:
     assert all("# n0 GRU" in line for line in src.splitlines() if "rnn_n0" in line)
 
 
-@pytest.mark.parametrize("dtype", ["int32", "int64"])
+@pytest.mark.parametrize("dtype", ["int32", "int64", "bool"])
 def test_integer_samples_are_exact_in_their_dtype(dtype: str) -> None:
-    """Every sample of every kind that allows integers runs in the int dtype (torch.sum
-    would widen int32 to int64, a float clamp bound would make it float) and equals the
-    reference exactly (small whole numbers: float64 holds every value)."""
+    """Every sample of every kind that allows integers (or bools) runs in that dtype
+    (torch.sum would widen int32 to int64, a float clamp bound would make it float) and
+    equals the reference exactly (small whole numbers: float64 holds every value)."""
     torch_dtype = getattr(torch, dtype)
     for i, (op, g) in enumerate(all_samples(dtype)):
         g, weights, xs = _setup(i, g, dtype)

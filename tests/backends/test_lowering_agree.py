@@ -140,10 +140,10 @@ def _int_cases(dtype: str) -> list[tuple[str, str, object]]:
     return out
 
 
-@pytest.mark.parametrize("dtype", ["int32", "int64"])
+@pytest.mark.parametrize("dtype", ["int32", "int64", "bool"])
 def test_every_integer_op_agrees_exactly(pool: Pool, dtype: str) -> None:
     """torch, jax, tf, the Keras backends and ORT (both modes) give torch's values bit
-    for bit, in the graph's dtype; KNOWN_INT_ISSUES must still differ."""
+    for bit, in the graph's dtype (integer or bool); KNOWN_INT_ISSUES must still differ."""
     cases = _int_cases(dtype)
     results = pool.run([c for _, _, c in cases], only=INT_BACKENDS)
     problems = []

@@ -240,3 +240,19 @@ def test_an_old_release_runs_side_by_side(monkeypatch: pytest.MonkeyPatch) -> No
         outcomes, = p.run([api_case("tf.add", x, x)])
     for o in outcomes.values():
         assert o.ok and np.array_equal(o.outputs[0].to_numpy(), x + x), o
+
+
+def test_wasm_select_on_bool_branches_is_the_library_s(pool: Pool) -> None:
+    """tf.where with bool branches is wrong on tfjs-wasm from the fifth element on (its
+    Select kernel steps through the 1-byte bools 4 bytes at a time, found by the bool
+    graph samples). graph.js spells a bool Where with logical ops for that reason; this
+    test fails once tfjs fixes it, and the spelling can go."""
+    c = np.array([1, 0, 1, 0, 1, 0, 1, 0], bool)
+    a = np.array([1, 1, 0, 0, 1, 1, 0, 0], bool)
+    b = np.array([0, 1, 1, 0, 0, 1, 1, 0], bool)
+    want = np.where(c, a, b)
+    (outcomes,) = pool.run([api_case("tf.where", c, a, b)], only=["tfjs-cpu", "tfjs-wasm"])
+    assert all(o.ok for o in outcomes.values()), outcomes
+    cpu, wasm = (outcomes[k].outputs[0].to_numpy() for k in ("tfjs-cpu", "tfjs-wasm"))
+    np.testing.assert_array_equal(cpu, want)
+    assert np.array_equal(wasm[:4], want[:4]) and not np.array_equal(wasm, want), wasm

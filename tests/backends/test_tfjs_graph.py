@@ -13,7 +13,8 @@ it declares in ``UNSUPPORTED``; a float64 graph must be refused naming its dtype
 Integer graphs: the int32 samples of every integer-capable kind (``all_samples("int32")``)
 run in probe mode on cpu and wasm and must equal the torch lowering run in int32, value
 for value and in int32 (``KNOWN_WASM_INT32_BUGS`` skipped on wasm); an int64 graph is
-refused at build ("graph dtype int64 is not supported by tfjs (float32 and int32 only)").
+refused at build ("graph dtype int64 is not supported by tfjs (float32, int32 and bool
+only)").
 """
 
 from __future__ import annotations
@@ -76,13 +77,15 @@ KNOWN_WEBGL_INT32_BUGS = {
 }
 
 
-_WIRE = {"float32": "<f4", "int32": "<i4"}  # graph_runner.js' wire dtypes
+_WIRE = {"float32": "<f4", "int32": "<i4", "bool": "|b1"}  # graph_runner.js' wire dtypes
 
 
 def _wire(a: np.ndarray) -> dict[str, Any]:
     """Floats go as float32, integers as int32 (whose values they must hold: an int64
-    array only goes out for a graph graph.js refuses before reading any tensor)."""
-    dtype = "int32" if np.issubdtype(a.dtype, np.integer) else "float32"
+    array only goes out for a graph graph.js refuses before reading any tensor), bools
+    as bytes."""
+    dtype = ("bool" if a.dtype == np.bool_ else "int32" if np.issubdtype(a.dtype, np.integer)
+             else "float32")
     wired = np.ascontiguousarray(a, dtype=_WIRE[dtype])
     assert dtype == "float32" or np.array_equal(wired.ravel(), a.ravel()), "beyond int32"
     return {"shape": list(wired.shape), "dtype": dtype,
@@ -201,8 +204,8 @@ def _extras() -> list[tuple[str, Model, list[np.ndarray]]]:
 
 
 @functools.cache
-def _int_samples() -> list[tuple[str, Model, list[np.ndarray]]]:
-    return _with_data(all_samples("int32"), 0)
+def _int_samples(dtype: str = "int32") -> list[tuple[str, Model, list[np.ndarray]]]:
+    return _with_data(all_samples(dtype), 0)
 
 
 @functools.cache
@@ -265,16 +268,18 @@ def test_every_op_matches_torch_on_tfjs_wasm() -> None:
     assert not problems, "\n".join(problems)
 
 
+@pytest.mark.parametrize("dtype", ["int32", "bool"])
 @pytest.mark.parametrize("backend", ["cpu", "wasm"])
-def test_integer_samples_are_exact_in_int32(backend: str) -> None:
-    """Every int32 sample, every node (probe), equal to torch's int32 and in int32."""
-    items = _int_samples()
-    assert {m.graph.dtype for _, m, _ in items} == {"int32"}
+def test_integer_samples_are_exact_in_int32(backend: str, dtype: str) -> None:
+    """Every int32 (and bool) sample, every node (probe), equal to torch's and in its
+    dtype."""
+    items = _int_samples(dtype)
+    assert {m.graph.dtype for _, m, _ in items} == {dtype}
     answer = run_tfjs(backend, [_request(m, xs, probe=True) for _, m, xs in items])
     assert not {op for op, _, _ in items} & set(answer["unsupported"])
     results = [(r["ok"], f"{r.get('stage')} {r.get('error')}: {r.get('message', '')[:300]}",
                 [_unwire(t) for t in r.get("outputs", [])]) for r in answer["results"]]
-    skip = set(KNOWN_WASM_INT32_BUGS) if backend == "wasm" else set()
+    skip = set(KNOWN_WASM_INT32_BUGS) if backend == "wasm" and dtype == "int32" else set()
     problems = []
     for (op, model, xs), (ok, error, got) in zip(items, results, strict=True):
         if op in skip:
@@ -284,7 +289,7 @@ def test_integer_samples_are_exact_in_int32(backend: str) -> None:
             continue
         want = torch_reference(model, xs, probe=True)
         for node, g, w in zip(model.graph.nodes, got, want, strict=True):
-            if g.dtype != np.int32 or g.shape != w.shape or not np.array_equal(g, w):
+            if g.dtype != np.dtype(dtype) or g.shape != w.shape or not np.array_equal(g, w):
                 problems.append(f"{op} {node.a}: {g.dtype}{list(g.shape)} "
                                 f"{g.ravel()[:6]} != torch {w.ravel()[:6]}")
     assert not problems, "\n".join(problems)
@@ -307,6 +312,7 @@ def test_samples_and_extras_match_torch_on_tfjs_webgl() -> None:
 
     items = _samples() + _extras() + [item for item in _int_samples()
                                       if item[0] not in KNOWN_WEBGL_INT32_BUGS]
+    items += _int_samples("bool")
     cases = [GraphCase(f"g{i}", m.graph, weights_key(m), tuple(map(Tensor.from_numpy, xs)),
                        ("tfjs",)) for i, (_, m, xs) in enumerate(items)]
     pool = Pool([WorkerConfig("tfjs-webgl", case_timeout_s=60)])
@@ -415,7 +421,7 @@ def test_refusals_name_the_problem() -> None:
     # (its int64 weight and input travel as int32: graph.js refuses before reading them)
     assert not ri64["ok"] and ri64["stage"] == "build", ri64
     assert ri64["message"] == ("graph dtype int64 is not supported by tfjs "
-                               "(float32 and int32 only)"), ri64
+                               "(float32, int32 and bool only)"), ri64
     assert not rmissing["ok"] and "missing weight n0.bias" in rmissing["message"], rmissing
     assert not rshape["ok"] and rshape["stage"] == "run" and "x0" in rshape["message"], rshape
     assert rok["ok"], rok

@@ -18,14 +18,15 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dlfuzz.ir.ops import get_op
-from dlfuzz.ir.ops.base import FLOATS, INTS
+from dlfuzz.ir.ops.base import BOOLS, FLOATS, INTS
 from dlfuzz.ir.types import InvalidGraph, TensorType
 
 # The float dtypes (what the importers and seeds build in), and every dtype a graph may
-# compute in: the integer ones only with kinds that allow them (``OpKind.dtypes``).
+# compute in: the integer and bool ones only with kinds that allow them (``OpKind.dtypes``).
 FLOAT_GRAPH_DTYPES = FLOATS
 INT_GRAPH_DTYPES = INTS
-GRAPH_DTYPES = FLOATS + INTS
+BOOL_GRAPH_DTYPES = BOOLS
+GRAPH_DTYPES = FLOATS + INTS + BOOLS
 
 
 def freeze_attrs(attrs: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:

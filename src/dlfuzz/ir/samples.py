@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from dlfuzz.ir.graph import INT_GRAPH_DTYPES, Graph, GraphBuilder
+from dlfuzz.ir.graph import BOOL_GRAPH_DTYPES, INT_GRAPH_DTYPES, Graph, GraphBuilder
 from dlfuzz.ir.ops import CATALOG
-from dlfuzz.ir.ops.logic import COMPARISONS, LOGICAL
+from dlfuzz.ir.ops.logic import BOOL_COMPARISONS, COMPARISONS, LOGICAL
 
 _SPATIAL_SHAPE = {1: (2, 9, 3), 2: (2, 7, 8, 3), 3: (2, 5, 6, 7, 2)}
 
@@ -42,7 +42,9 @@ def op_samples(op: str, dtype: str = "float64") -> list[Graph]:
     n = kind.spatial
     shape = _SPATIAL_SHAPE.get(n, (2, 5, 6))
     out: list[Graph] = []
-    if kind.name == "Dense":
+    if op in ("Compare", "Logical", "LogicalNot", "Where"):
+        out += _logic_samples(op, dtype)
+    elif kind.name == "Dense":
         out += [_one((3, 5), op, dtype, units=4), _one((2, 3, 5), op, dtype, units=3,
                                                        use_bias=False)]
     elif kind.name.startswith("Conv") and "Transpose" in kind.name:
@@ -86,12 +88,6 @@ def op_samples(op: str, dtype: str = "float64") -> list[Graph]:
             out.append(_one((4, 256), op, dtype))
     elif kind.family == "norm":
         out += [_one((3, 4, 5), op, dtype, epsilon=1e-3), _one((4, 6), op, dtype)]
-    elif op in ("Compare", "Logical", "Where"):
-        out += _logic_samples(op, dtype)
-    elif op == "LogicalNot":  # a float input through a ReLU first, so some are zero
-        b = GraphBuilder((2, 3, 4), dtype=dtype)
-        b.add(op, "x0" if integer else b.add("ReLU", "x0"))
-        out.append(b.build())
     elif kind.family == "merge" and op not in ("Concat", "MatMul"):
         b = GraphBuilder((2, 3, 4), (2, 3, 4), dtype=dtype)
         b.add(op, "x0", "x1")
@@ -143,18 +139,24 @@ def _logic_samples(op: str, dtype: str) -> list[Graph]:
     """Float operands go through a ReLU, so some are zero and some pairs equal (both
     clipped to 0): random normal operands would make every comparison for equality false
     and every truth value true. Integer inputs (-10..10) have zeros and equal pairs
-    already, and are compared as they are (int64 values beyond int32 among them)."""
-    integer = dtype in INT_GRAPH_DTYPES
+    already, and are compared as they are (int64 values beyond int32 among them); so are
+    bools (compared for equality only)."""
+    exact = dtype in INT_GRAPH_DTYPES or dtype in BOOL_GRAPH_DTYPES
 
     def operand(b: GraphBuilder, name: str) -> str:
-        return name if integer else b.add("ReLU", name)
+        return name if exact else b.add("ReLU", name)
 
     if op == "Where":
         b = GraphBuilder((2, 3, 4), (2, 3, 4), (2, 3, 4), dtype=dtype)
         b.add(op, operand(b, "x0"), "x1", "x2")
         return [b.build()]
+    if op == "LogicalNot":
+        b = GraphBuilder((2, 3, 4), dtype=dtype)
+        b.add(op, operand(b, "x0"))
+        return [b.build()]
     out = []
-    for v in COMPARISONS if op == "Compare" else LOGICAL:
+    modes = BOOL_COMPARISONS if dtype in BOOL_GRAPH_DTYPES else COMPARISONS
+    for v in modes if op == "Compare" else LOGICAL:
         b = GraphBuilder((2, 3, 4), (2, 3, 4), dtype=dtype)
         b.add(op, operand(b, "x0"), operand(b, "x1"), mode=v)
         out.append(b.build())

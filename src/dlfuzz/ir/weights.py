@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from dlfuzz.cases import DTYPES
-from dlfuzz.ir.graph import INT_GRAPH_DTYPES, Graph, Node
+from dlfuzz.ir.graph import BOOL_GRAPH_DTYPES, INT_GRAPH_DTYPES, Graph, Node
 from dlfuzz.ir.model import Model, weight_shapes
 
 
@@ -71,8 +71,11 @@ def init_model(graph: Graph, rng: np.random.Generator) -> Model:
 def random_inputs(graph: Graph, rng: np.random.Generator, scale: float = 1.0
                   ) -> list[np.ndarray]:
     """Standard normal inputs (times ``scale``); an integer graph's are whole numbers in
-    -10..10 (times ``scale``), exact in float64 through the lowering tests' references."""
+    -10..10 (times ``scale``), exact in float64 through the lowering tests' references;
+    a bool graph's are true or false with probability 1/2."""
     dt = DTYPES[graph.dtype]
+    if graph.dtype in BOOL_GRAPH_DTYPES:
+        return [rng.random(t.shape) < 0.5 for t in graph.inputs]
     if graph.dtype in INT_GRAPH_DTYPES:
         return [(rng.integers(-10, 11, size=t.shape) * int(scale)).astype(dt)
                 for t in graph.inputs]

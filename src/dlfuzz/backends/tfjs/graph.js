@@ -12,7 +12,7 @@
  *   integer graph, whose kinds docs/ir.md lists; tfjs has no int64). The interpreter
  *   never disposes them; the caller owns them and may reuse them across many runs.
  * - build-time Errors (thrown by buildGraph, before any computation):
- *   "graph dtype <d> is not supported by tfjs (float32 and int32 only)",
+ *   "graph dtype <d> is not supported by tfjs (float32, int32 and bool only)",
  *   "unsupported op <Kind>: <why>"
  *   (kinds listed in UNSUPPORTED), "unknown op kind <Kind>", "missing weight <name>".
  * - run-time: inputs are checked (count, shape, dtype) and must not be disposed by the
@@ -399,7 +399,15 @@
       Logical: (n) => ([a, b]) => tf.cast(
         LOGICAL[n.attrs.mode](tf.cast(a, 'bool'), tf.cast(b, 'bool')), a.dtype),
       LogicalNot: () => ([x]) => tf.cast(tf.logicalNot(tf.cast(x, 'bool')), x.dtype),
-      Where: () => ([c, a, b]) => where(tf.cast(c, 'bool'), a, b),
+      // A bool Where selects by (c and a) or (not c and b): tfjs-wasm's Select on bool
+      // branches reads and writes them at a 4-byte stride (4.22.0: wrong values from the
+      // fifth element on, and a corrupted heap that fails later kernels with "memory
+      // access out of bounds"), which would spoil every later case of the worker.
+      Where: () => ([c, a, b]) => {
+        const cond = tf.cast(c, 'bool');
+        if (a.dtype !== 'bool') return where(cond, a, b);
+        return tf.logicalOr(tf.logicalAnd(cond, a), tf.logicalAnd(tf.logicalNot(cond), b));
+      },
     };
     for (const nsp of [1, 2, 3]) {
       ops[`MaxPool${nsp}D`] = pool('max', nsp);
@@ -416,10 +424,11 @@
   // The op kinds handled (the names only; makeOps needs a tf object to build closures).
   const OPS = Object.keys(makeOps(new Proxy({}, {get: () => () => null})));
 
-  // The graph dtypes tfjs computes in: float32, and int32 for integer graphs (the IR only
-  // lets kinds every library computes exactly on integers into them). tfjs has no int64,
-  // float16 or float64 tensors, so those graphs are refused at build time.
-  const GRAPH_DTYPES = ['float32', 'int32'];
+  // The graph dtypes tfjs computes in: float32, int32 for integer graphs (the IR only
+  // lets kinds every library computes exactly on integers into them) and bool (shape and
+  // logic kinds). tfjs has no int64, float16 or float64 tensors, so those graphs are
+  // refused at build time.
+  const GRAPH_DTYPES = ['float32', 'int32', 'bool'];
 
   function sameShape(a, b) {
     return a.length === b.length && a.every((v, i) => v === b[i]);
@@ -435,7 +444,7 @@
     }
     const dtype = g.inputs.length ? g.inputs[0].dtype : undefined;
     if (!GRAPH_DTYPES.includes(dtype)) {
-      throw new Error(`graph dtype ${dtype} is not supported by tfjs (float32 and int32 only)`);
+      throw new Error(`graph dtype ${dtype} is not supported by tfjs (float32, int32 and bool only)`);
     }
     const ops = makeOps(tf);
     const w = weights || {};

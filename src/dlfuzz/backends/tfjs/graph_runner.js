@@ -8,7 +8,7 @@
  *                      "inputs": [T, ...], "probe": false, "repeat": 1}]}
  *   (repeat: run the one built function that many times; "stable" says whether every run
  *   gave the same bits, "tensors_left" counts tensors alive after all cases: leaks).
- *   where T = {"shape": [..], "dtype": "float32"|"int32" (default float32),
+ *   where T = {"shape": [..], "dtype": "float32"|"int32"|"bool" (default float32),
  *              "data": "<base64 of the little-endian values>"}.
  * Answer (one stdout line starting with "DLFUZZ-RESULT ", since tfjs itself may print):
  *          {"backend": tf.getBackend(), "version": tf.version_core, "ops": [...],
@@ -21,11 +21,11 @@ const fs = require('fs');
 const path = require('path');
 const graph = require('./graph.js');
 
-const ARRAYS = {float32: Float32Array, int32: Int32Array};
+const ARRAYS = {float32: Float32Array, int32: Int32Array, bool: Uint8Array};
 
 function toTensor(tf, t) {
   const dtype = t.dtype || 'float32';
-  if (!ARRAYS[dtype]) throw new Error(`wire dtype ${dtype} (float32 and int32 only)`);
+  if (!ARRAYS[dtype]) throw new Error(`wire dtype ${dtype} (float32, int32 and bool only)`);
   const bytes = Buffer.from(t.data, 'base64');
   // Copy into a fresh buffer: a Buffer's byteOffset need not be 4-aligned.
   const values = new ARRAYS[dtype](new Uint8Array(bytes).buffer);
@@ -33,7 +33,7 @@ function toTensor(tf, t) {
 }
 
 function fromTensor(t) {
-  if (!ARRAYS[t.dtype]) throw new Error(`output dtype ${t.dtype} (float32 and int32 only)`);
+  if (!ARRAYS[t.dtype]) throw new Error(`output dtype ${t.dtype} (float32, int32 and bool only)`);
   // The cpu backend's cast from bool keeps the bool's Uint8Array (tfjs 4.10): copied into
   // the dtype's own array, as core.js does.
   let values = t.dataSync();

@@ -30,6 +30,10 @@ wraps the same way everywhere, and integer outputs are compared exactly. The bou
 the bulk of the values meaningful: a normal input needs two Squares or a product of four
 values to pass 10^4, three Squares to pass int32. Integer outputs are always "finite", so
 the rescaling search never starts for them.
+
+Bool graphs take random bools: true with probability 1/2 (``normal``), with a drawn
+probability (``wide``: mostly true or mostly false), or with one input all true or all
+false (``special``).
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ import ml_dtypes
 import numpy as np
 
 from dlfuzz.cases import DTYPES
-from dlfuzz.ir.graph import INT_GRAPH_DTYPES, Graph
+from dlfuzz.ir.graph import BOOL_GRAPH_DTYPES, INT_GRAPH_DTYPES, Graph
 
 # Profile -> share of input sets.
 PROFILES: tuple[tuple[str, float], ...] = (("normal", 0.6), ("wide", 0.3), ("special", 0.1))
@@ -55,6 +59,7 @@ SPECIAL_ELEMENTS = (1, 3)  # how many elements a special set replaces, inclusive
 INT_NORMAL = (-10, 10)
 INT_WIDE_DECADES = (0.0, 2.0)
 INT_SPECIALS = (0, -1, 1)
+BOOL_WIDE_P = (0.02, 0.98)  # a wide bool set's share of true elements is drawn in this
 # int64: this share of the wide sets sits around int32's edge instead (normal values
 # times ``INT32_EDGE_STEP`` plus an offset below it: up to about 2.8e9, under the square
 # root of int64's range, so a square still fits). An int64 kernel that compares or
@@ -109,6 +114,8 @@ def draw_input_set(graph: Graph, rng: np.random.Generator, profile: str | None =
     dt = DTYPES[graph.dtype]
     if graph.dtype in INT_GRAPH_DTYPES:
         return _int_input_set(graph, rng, profile)
+    if graph.dtype in BOOL_GRAPH_DTYPES:
+        return _bool_input_set(graph, rng, profile)
     normal = [rng.standard_normal(t.shape) for t in graph.inputs]
     if profile == "wide":
         scale = float(10.0 ** rng.uniform(*WIDE_DECADES))
@@ -133,6 +140,20 @@ def _int_input_set(graph: Graph, rng: np.random.Generator, profile: str) -> Inpu
         scale = float(10.0 ** rng.uniform(*INT_WIDE_DECADES))
         return InputSet(tuple(np.rint(a * scale).astype(dt) for a in normal), "wide", scale)
     return _normal_or_special([a.astype(dt) for a in normal], graph.dtype, profile, rng)
+
+
+def _bool_input_set(graph: Graph, rng: np.random.Generator, profile: str) -> InputSet:
+    """A bool graph's set: each element true with probability 1/2 (``normal``), with a
+    probability ``p`` drawn uniformly in ``BOOL_WIDE_P`` (``wide``, its scale), or a
+    normal set with one input all true or all false (``special``)."""
+    p = float(rng.uniform(*BOOL_WIDE_P)) if profile == "wide" else 0.5
+    arrays = [rng.random(t.shape) < p for t in graph.inputs]
+    if profile == "special":
+        which = int(rng.integers(len(arrays)))
+        arrays[which] = np.full(arrays[which].shape, bool(rng.integers(2)))
+    elif profile not in ("normal", "wide"):
+        raise ValueError(f"unknown input profile {profile!r}")
+    return InputSet(tuple(arrays), profile, p if profile == "wide" else 1.0)
 
 
 def _normal_or_special(arrays: list[np.ndarray], dtype: str, profile: str,

@@ -16,8 +16,9 @@ at a time:
   rules are the only constraint store: no solver is needed for the agreements they check.
 
 A graph computes in one dtype, drawn per graph (float32 most often, float64, float16,
-bfloat16, and int32 and int64 with only the kinds that allow integers), with values of at most ``MAX_ELEMENTS`` elements. Its outputs
-are the values no node reads. Its input sets come in three profiles (normal, wide,
+bfloat16; int32 and int64 with only the kinds that allow integers; bool with the shape
+and logic kinds), with values of at most ``MAX_ELEMENTS`` elements. Its outputs are the
+values no node reads. Its input sets come in three profiles (normal, wide,
 special; ``inputs.py``), and the engine rescales a set whose outputs overflow. Each graph
 is a fresh draw, so the method never runs dry; ``propose`` keeps per-op counts for the
 report (``op_counts``) and ``learn`` the dtypes the backends ran (``_dtype``).
@@ -42,10 +43,10 @@ from dlfuzz.ir.weights import init_model
 # The compute dtype of a graph, with its probability: float32 is what models run in;
 # float64 is the reference's dtype; float16 and bfloat16 are where kernels differ most;
 # int32 and int64 graphs (only the kinds that allow them, ``OpKind.dtypes``: 33 of 76)
-# are exact, so any difference at all is a bug. The float shares are the former ones
-# (55/15/15/15) scaled by 0.8.
-DTYPES = (("float32", 0.44), ("float64", 0.12), ("float16", 0.12), ("bfloat16", 0.12),
-          ("int32", 0.1), ("int64", 0.1))
+# are exact, so any difference at all is a bug; so are bool graphs (the 19 kinds that
+# move, copy or decide: shape ops and logic).
+DTYPES = (("float32", 0.40), ("float64", 0.12), ("float16", 0.12), ("bfloat16", 0.12),
+          ("int32", 0.09), ("int64", 0.09), ("bool", 0.06))
 DTYPE_FLOOR = 0.2  # the least a dtype's share is scaled by for backends refusing it
 NODES = (6, 14)  # nodes per graph, drawn uniformly (NNSmith's default is 10)
 MAX_ELEMENTS = 1 << 16  # per value: enough for real kernels, small enough to run fast

@@ -227,8 +227,16 @@ def logical_not(c: Ctx, n: Node) -> None:
 
 
 def where(c: Ctx, n: Node) -> None:
+    """ONNX Runtime 1.31 has no bool Where kernel: a bool graph selects by
+    (c and a) or (not c and b), exactly."""
     cond, a, b = n.inputs
-    c.node("Where", [_to_bool(c, cond, f"{n.id}.b"), a, b], n.id)
+    truth = _to_bool(c, cond, f"{n.id}.b")
+    if c.types[n.id].dtype != "bool":
+        c.node("Where", [truth, a, b], n.id)
+        return
+    keep = c.node("And", [truth, a], f"{n.id}.keep")
+    other = c.node("And", [c.node("Not", [truth], f"{n.id}.not"), b], f"{n.id}.other")
+    c.node("Or", [keep, other], n.id)
 
 # ---- activations ONNX Runtime runs in float32/float16 but not in float64 --------------------
 # ONNX Runtime 1.31's CPU provider has no double kernel for Softplus, Softsign, Selu,
@@ -397,8 +405,9 @@ def cropping(c: Ctx, n: Node) -> None:
 
 def upsampling(c: Ctx, n: Node) -> None:
     """Nearest-neighbour repeat as a Resize on the spatial axes (floor, asymmetric); int64
-    (no Resize kernel) repeats each element by Unsqueeze, Expand and Reshape per axis."""
-    if c.types[n.id].dtype in _NO_KERNEL_INT64:
+    and bool (no Resize kernel) repeat each element by Unsqueeze, Expand and Reshape per
+    axis."""
+    if c.types[n.id].dtype in (*_NO_KERNEL_INT64, "bool"):
         _repeat_elements(c, n)
         return
     scales = c.const(f"{n.id}.scales", [1.0, *map(float, n.a["size"]), 1.0], "np.float32")

@@ -22,6 +22,10 @@ WeightShapes = Callable[[list[TensorType], dict[str, Any]], dict[str, tuple[int,
 FLOATS = ("float16", "bfloat16", "float32", "float64")
 INTS = ("int32", "int64")
 FLOATS_AND_INTS = FLOATS + INTS
+# Bool graphs: kinds that only move, copy or decide (shape ops, logic), which every
+# library runs on bool tensors.
+BOOLS = ("bool",)
+ANY_DTYPE = FLOATS_AND_INTS + BOOLS
 
 
 @dataclass(frozen=True)
@@ -71,7 +75,7 @@ class OpKind:
     spatial: int = 0  # 1/2/3 for the *1D/2D/3D families, 0 otherwise
     deterministic: bool = True
     doc: str = ""
-    # The graph dtypes this kind computes in (``FLOATS`` or ``FLOATS_AND_INTS``);
+    # The graph dtypes this kind computes in (``FLOATS``, ``FLOATS_AND_INTS``, ``ANY_DTYPE``);
     # ``infer_types`` refuses a node whose kind does not allow its graph's dtype.
     dtypes: tuple[str, ...] = FLOATS
 

@@ -19,10 +19,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from dlfuzz.ir.ops.base import FLOATS_AND_INTS, Attr, OpKind, need
+from dlfuzz.ir.ops.base import ANY_DTYPE, Attr, OpKind, need
 from dlfuzz.ir.types import TensorType
 
 COMPARISONS = ("greater", "greater_equal", "less", "less_equal", "equal", "not_equal")
+BOOL_COMPARISONS = ("equal", "not_equal")
 LOGICAL = ("and", "or", "xor")
 
 
@@ -36,14 +37,22 @@ def _same(ins: list[TensorType], a: dict[str, Any]) -> tuple[int, ...]:
     return ins[0].shape
 
 
+def _compare(ins: list[TensorType], a: dict[str, Any]) -> tuple[int, ...]:
+    """Bools are compared for equality only: TensorFlow and ONNX have no ordering of
+    them (no bool Greater kernel)."""
+    need(ins[0].dtype != "bool" or a["mode"] in BOOL_COMPARISONS,
+         f"bools compare with {' or '.join(BOOL_COMPARISONS)}, not {a['mode']}")
+    return _same_shapes(ins, a)
+
+
 OPS = [
     OpKind("Compare", "merge", (2, 2), (Attr("mode", "str", "greater", COMPARISONS),),
-           _same_shapes, doc="1 where a (mode) b holds, else 0, in the graph dtype",
-           dtypes=FLOATS_AND_INTS),
+           _compare, doc="1 where a (mode) b holds, else 0, in the graph dtype",
+           dtypes=ANY_DTYPE),
     OpKind("Logical", "merge", (2, 2), (Attr("mode", "str", "and", LOGICAL),), _same_shapes,
-           doc="1 where (a != 0) (mode) (b != 0) holds, else 0", dtypes=FLOATS_AND_INTS),
+           doc="1 where (a != 0) (mode) (b != 0) holds, else 0", dtypes=ANY_DTYPE),
     OpKind("LogicalNot", "activation", (1, 1), (), _same, doc="1 where x == 0, else 0",
-           dtypes=FLOATS_AND_INTS),
+           dtypes=ANY_DTYPE),
     OpKind("Where", "merge", (3, 3), (), _same_shapes,
-           doc="a where c != 0, else b; operands (c, a, b)", dtypes=FLOATS_AND_INTS),
+           doc="a where c != 0, else b; operands (c, a, b)", dtypes=ANY_DTYPE),
 ]

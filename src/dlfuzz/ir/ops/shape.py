@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dlfuzz.ir.ops.base import FLOATS_AND_INTS, Attr, OpKind, need, need_rank
+from dlfuzz.ir.ops.base import ANY_DTYPE, FLOATS_AND_INTS, Attr, OpKind, need, need_rank
 from dlfuzz.ir.types import TensorType
 
 
@@ -57,7 +57,7 @@ def padding(n: int) -> OpKind:
                 ins[0].shape[-1])
     return OpKind(f"ZeroPadding{n}D", "shape", (1, 1),
                   (Attr("padding", "pairs", ((1, 1),) * n),), infer, spatial=n,
-                  dtypes=FLOATS_AND_INTS)
+                  dtypes=ANY_DTYPE)
 
 
 def cropping(n: int) -> OpKind:
@@ -70,7 +70,7 @@ def cropping(n: int) -> OpKind:
                 ins[0].shape[-1])
     return OpKind(f"Cropping{n}D", "shape", (1, 1),
                   (Attr("cropping", "pairs", ((1, 1),) * n),), infer, spatial=n,
-                  dtypes=FLOATS_AND_INTS)
+                  dtypes=ANY_DTYPE)
 
 
 def upsampling(n: int) -> OpKind:
@@ -82,7 +82,7 @@ def upsampling(n: int) -> OpKind:
                 ins[0].shape[-1])
     return OpKind(f"UpSampling{n}D", "shape", (1, 1), (Attr("size", "ints", (2,) * n),),
                   infer, spatial=n, doc="nearest neighbour: each element repeated size times",
-                  dtypes=FLOATS_AND_INTS)
+                  dtypes=ANY_DTYPE)
 
 
 def _repeat(ins: list[TensorType], a: dict[str, Any]) -> tuple[int, ...]:
@@ -111,18 +111,18 @@ def _dropout(ins: list[TensorType], a: dict[str, Any]) -> tuple[int, ...]:
 
 
 OPS = [
-    OpKind("Flatten", "shape", (1, 1), (), _flatten, dtypes=FLOATS_AND_INTS),
+    OpKind("Flatten", "shape", (1, 1), (), _flatten, dtypes=ANY_DTYPE),
     OpKind("Reshape", "shape", (1, 1), (Attr("target_shape", "ints", (-1,)),), _reshape,
-           dtypes=FLOATS_AND_INTS),
+           dtypes=ANY_DTYPE),
     OpKind("Transpose", "shape", (1, 1), (Attr("dims", "ints", (1,)),), _transpose,
-           dtypes=FLOATS_AND_INTS),
+           dtypes=ANY_DTYPE),
     OpKind("Concat", "merge", (1, -1), (Attr("axis", "int", -1),), _concat,
-           dtypes=FLOATS_AND_INTS),
+           dtypes=ANY_DTYPE),
     *[padding(n) for n in (1, 2, 3)],
     *[cropping(n) for n in (1, 2, 3)],
     *[upsampling(n) for n in (1, 2, 3)],
     OpKind("RepeatVector", "shape", (1, 1), (Attr("n", "int", 2),), _repeat,
-           dtypes=FLOATS_AND_INTS),
+           dtypes=ANY_DTYPE),
     OpKind("ReduceMean", "reduce", (1, 1),
            (Attr("axes", "ints", (1,)), Attr("keepdims", "bool", False)), _reduce),
     OpKind("ReduceMax", "reduce", (1, 1),
@@ -134,7 +134,7 @@ OPS = [
     OpKind("ReduceMin", "reduce", (1, 1),
            (Attr("axes", "ints", (1,)), Attr("keepdims", "bool", False)), _reduce,
            dtypes=FLOATS_AND_INTS),
-    OpKind("Identity", "misc", (1, 1), (), _identity, dtypes=FLOATS_AND_INTS),
+    OpKind("Identity", "misc", (1, 1), (), _identity, dtypes=ANY_DTYPE),
     OpKind("Dropout", "misc", (1, 1), (Attr("rate", "float", 0.5),), _dropout,
            doc="inference: the identity"),
 ]
