@@ -250,17 +250,8 @@ def within_accumulation(case: GraphCase, index: int, values_a: Sequence[np.ndarr
 
 def _input_values(case: GraphCase, index: int, values: Sequence[np.ndarray]
                   ) -> np.ndarray | None:
-    """What node ``index`` read as its first input in a probe run (``values``), or the
-    graph input it reads."""
-    node = case.graph.nodes[index]
-    position = {n.id: i for i, n in enumerate(case.graph.nodes)}
-    source = node.inputs[0]
-    if source in position:
-        return values[position[source]]
-    names = list(case.graph.input_names)
-    if source not in names:
-        return None
-    return case.tensors[names.index(source)].to_numpy()
+    """What node ``index`` read as its first input in a probe run (``values``)."""
+    return _operand(case, index, 0, values)
 
 
 def within_normalization(case: GraphCase, index: int, values_a: Sequence[np.ndarray],
