@@ -196,7 +196,6 @@ def gelu(c: Ctx, n: Node) -> None:
     c.node("Gelu", [n.inputs[0]], n.id, approximate="tanh" if n.a["approximate"] else "none")
 
 
-
 # ---- comparisons, logic, selection: ONNX computes them on bool tensors ------------------
 _COMPARE = {"greater": "Greater", "greater_equal": "GreaterOrEqual", "less": "Less",
             "less_equal": "LessOrEqual", "equal": "Equal"}
@@ -237,6 +236,7 @@ def where(c: Ctx, n: Node) -> None:
     keep = c.node("And", [truth, a], f"{n.id}.keep")
     other = c.node("And", [c.node("Not", [truth], f"{n.id}.not"), b], f"{n.id}.other")
     c.node("Or", [keep, other], n.id)
+
 
 # ---- activations ONNX Runtime runs in float32/float16 but not in float64 --------------------
 # ONNX Runtime 1.31's CPU provider has no double kernel for Softplus, Softsign, Selu,
