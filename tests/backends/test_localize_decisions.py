@@ -77,3 +77,20 @@ def test_a_wrong_step_is_blamed(pool) -> None:
         "tfjs-wasm casts 0.25 to bool right now (tfjs#2590 fixed?)"
     (suspect,) = localize_many(_runner(pool), [(case, "tfjs-wasm", "torch")])
     assert (suspect.op, suspect.rounding) == ("LogicalNot", "")
+
+
+def test_a_difference_within_tolerance_that_flips_a_step_is_no_bug(pool) -> None:
+    """torch's float64 Softplus returns 25 for 25 (JAX: 25 + 1.4e-11, off by far more
+    than 16 ulps, so R_a blames it) and a subnormal for -740, which XLA flushes to 0; the
+    LogicalNot after it then differs by 1. A 300 s synth campaign filed that as a torch
+    Softplus wrong result."""
+    b = GraphBuilder((1, 4), dtype="float64")
+    b.add("LogicalNot", b.add("Softplus", "x0"))
+    x = np.array([[-740.0, 25.0, 1.0, -3.0]], np.float64)
+    case = case_of(Model(b.build(), {}), np.random.default_rng(0), inputs=[x])
+    probe = pool.run([case.with_probe(True)])[0]
+    soft_t, soft_j = (probe[k].outputs[0].to_numpy()[0] for k in ("torch", "jax-jit"))
+    assert 0 < soft_t[0] < 1e-300 and soft_j[0] == 0.0, (soft_t, soft_j)
+    assert soft_t[1] == 25.0 and soft_j[1] > 25.0, (soft_t, soft_j)
+    (suspect,) = localize_many(_runner(pool), [(case, "torch", "jax-jit")])
+    assert (suspect.op, suspect.rounding) == ("Softplus", "subnormal")

@@ -31,7 +31,7 @@ import numpy as np
 
 from dlfuzz.cases import DTYPES, GraphCase, Outcome
 from dlfuzz.errors import Rejected
-from dlfuzz.oracles.tolerances import epsilon
+from dlfuzz.oracles.tolerances import epsilon, tolerance_for
 
 # Runs cases on backends (the judge's runner runs any kind of case).
 Runner = Callable[[Sequence[Any], Sequence[str]], list[dict[str, Outcome]]]
@@ -209,7 +209,8 @@ def localize_many(runner: Runner, requests: Sequence[tuple[GraphCase, str, str] 
         rounding = ("accumulation" if within_accumulation(r.case, index, values_a, values_b)
                     else "normalization" if within_normalization(r.case, index, values_a,
                                                                  values_b)
-                    else within_threshold(r.case, index, values_a, values_b))
+                    else within_threshold(r.case, index, values_a, values_b)
+                    or through_a_step(r.case, index, values_a, values_b))
         out.append(Suspect(node.id, node.op, float(ratios[index]), r.sound,
                            rounding=rounding))
     if hidden:
@@ -324,6 +325,33 @@ def within_threshold(case: GraphCase, index: int, values_a: Sequence[np.ndarray]
     if not np.all(explained):
         return ""
     return "subnormal" if subnormal.any() else "threshold"
+
+
+def through_a_step(case: GraphCase, index: int, values_a: Sequence[np.ndarray],
+                   values_b: Sequence[np.ndarray]) -> str:
+    """Whether node ``index`` differs only within its dtype's tolerance and the output
+    is far off because that difference reached a decision and flipped it there: the
+    kind ``within_threshold`` gives the decisions (every off one must have one), or "".
+
+    torch's float64 Softplus returns x itself above 20, 1e-11 from JAX's at 25: far more
+    than NOISE_ULPS, so it is the node that introduces a difference, yet well within the
+    tolerance; below -709 it gives a subnormal that XLA flushes to 0. A LogicalNot after
+    it then differs by 1, and R_a blames the Softplus (a synth campaign filed that as a
+    torch Softplus wrong result)."""
+    dtype = case.graph.dtype
+    tol = tolerance_for(dtype)
+    a, b = values_a[index].astype(np.float64), values_b[index].astype(np.float64)
+    if a.shape != b.shape or not np.array_equal(np.isfinite(a), np.isfinite(b)):
+        return ""
+    fin = np.isfinite(b)
+    if not np.all(np.abs(a[fin] - b[fin]) <= tol.atol + tol.rtol * np.abs(b[fin])):
+        return ""
+    kinds = {within_threshold(case, j, values_a, values_b)
+             for j, n in enumerate(case.graph.nodes)
+             if j > index and n.op in DECIDING and excess(values_a[j], values_b[j], dtype) > 1}
+    if not kinds or "" in kinds:
+        return ""
+    return "subnormal" if "subnormal" in kinds else "threshold"
 
 
 def _decide(node: Any, operands: list[np.ndarray]) -> np.ndarray:
