@@ -32,6 +32,16 @@ def pool():
         yield p
 
 
+def _context(pool) -> OracleContext:
+    """The campaign's judge for models: float64 references of torch, TF and JAX."""
+    classes = {name: registry.load("backend", name) for name in BACKENDS}
+    library_of = {name: c.library for name, c in classes.items()}
+    compiled = {name: c.compiled for name, c in classes.items()}
+    judge = Judge(lambda cs, only: pool.run(cs, only=only), ["torch", "tf", "jax"],
+                  library_of, preference=MODEL_REFERENCE_ORDER, first=2)
+    return OracleContext(judge, library_of, compiled)
+
+
 def test_torch_threshold_nan_is_filed_under_its_layer_and_demoted(pool) -> None:
     b = GraphBuilder((1, 4))
     x = b.add("Softsign", "x0")
@@ -39,12 +49,7 @@ def test_torch_threshold_nan_is_filed_under_its_layer_and_demoted(pool) -> None:
     model = Model(b.build(), {}).check()
     case = case_of(model, np.random.default_rng(0), label="model:synth",
                    inputs=[np.array([[np.nan, 2.0, -1.0, 0.5]], np.float32)])
-    classes = {name: registry.load("backend", name) for name in BACKENDS}
-    library_of = {name: c.library for name, c in classes.items()}
-    compiled = {name: c.compiled for name, c in classes.items()}
-    judge = Judge(lambda cs, only: pool.run(cs, only=only), ["torch", "tf", "jax"],
-                  library_of, preference=MODEL_REFERENCE_ORDER, first=2)
-    ctx = OracleContext(judge, library_of, compiled)
+    ctx = _context(pool)
     outcomes = pool.run([case], only=["torch", "ort"])[0]
     assert np.isnan(outcomes["torch"].outputs[0].to_numpy()[0, 0])
     assert outcomes["ort"].outputs[0].to_numpy()[0, 0] == 0
@@ -63,12 +68,7 @@ def test_xla_mask_multiply_dropping_nan_is_filed_under_mul_and_demoted(pool) -> 
     model = Model(b.build(), {}).check()
     case = case_of(model, np.random.default_rng(0), label="model:synth",
                    inputs=[np.array([[np.nan, 2.0, 0.0, -1.0]], np.float32)])
-    classes = {name: registry.load("backend", name) for name in BACKENDS}
-    library_of = {name: c.library for name, c in classes.items()}
-    compiled = {name: c.compiled for name, c in classes.items()}
-    judge = Judge(lambda cs, only: pool.run(cs, only=only), ["torch", "tf", "jax"],
-                  library_of, preference=MODEL_REFERENCE_ORDER, first=2)
-    ctx = OracleContext(judge, library_of, compiled)
+    ctx = _context(pool)
     outcomes = pool.run([case], only=["torch", "jax-jit"])[0]
     assert np.isnan(outcomes["torch"].outputs[0].to_numpy()[0, 0])
     assert outcomes["jax-jit"].outputs[0].to_numpy()[0, 0] == 0, "XLA keeps the NaN now"
