@@ -31,6 +31,7 @@ import numpy as np
 
 from dlfuzz.cases import DTYPES, GraphCase, Outcome
 from dlfuzz.errors import Rejected
+from dlfuzz.ir.ops.logic import decide
 from dlfuzz.oracles.tolerances import epsilon, tolerance_for
 
 # Runs cases on backends (the judge's runner runs any kind of case).
@@ -312,12 +313,14 @@ def within_threshold(case: GraphCase, index: int, values_a: Sequence[np.ndarray]
     subnormal = np.zeros(int(differs.sum()), bool)
     for x in deciding_a + deciding_b:
         subnormal |= (x != 0) & (np.abs(x) < tiny)
-    consistent = ((_decide(node, [np.asarray(o)[differs] for o in ops_a]) == a[differs])
-                  & (_decide(node, [np.asarray(o)[differs] for o in ops_b]) == b[differs]))
+    consistent = ((decide(node.op, node.a, [np.asarray(o)[differs] for o in ops_a])
+                   == a[differs])
+                  & (decide(node.op, node.a, [np.asarray(o)[differs] for o in ops_b])
+                     == b[differs]))
     allowed = NOISE_ULPS * epsilon(dtype) * max(
         (float(np.max(np.abs(np.asarray(ops_b[p], np.float64)), initial=0.0))
          for p in positions), default=0.0)
-    gap = (np.abs(deciding_b[0] - deciding_b[1]) if len(positions) == 2 and node.op == "Compare"
+    gap = (np.abs(deciding_b[0] - deciding_b[1]) if node.op == "Compare"
            else np.min(np.abs(np.stack(deciding_b)), axis=0))
     with np.errstate(invalid="ignore"):
         at_step = gap <= allowed
@@ -352,19 +355,6 @@ def through_a_step(case: GraphCase, index: int, values_a: Sequence[np.ndarray],
     if not kinds or "" in kinds:
         return ""
     return "subnormal" if "subnormal" in kinds else "threshold"
-
-
-def _decide(node: Any, operands: list[np.ndarray]) -> np.ndarray:
-    """What a decision node gives on ``operands`` (already its differing elements), in
-    exact arithmetic: 1 or 0 (a Where: the operand it selects)."""
-    if node.op == "Where":
-        return np.where(operands[0] != 0, operands[1], operands[2])
-    if node.op == "LogicalNot":
-        return (operands[0] == 0).astype(np.float64)
-    if node.op == "Compare":
-        return getattr(np, node.a["mode"])(operands[0], operands[1]).astype(np.float64)
-    truth = [o != 0 for o in operands]
-    return getattr(np, f"logical_{node.a['mode']}")(*truth).astype(np.float64)
 
 
 def _operand(case: GraphCase, index: int, position: int, values: Sequence[np.ndarray]

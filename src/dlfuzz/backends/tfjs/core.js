@@ -217,7 +217,7 @@
     });
   }
 
-  const api = { runCall, runGraph, describeError, makeTensors, ELEMENT_BYTES };
+  const api = { runCall, runGraph, describeError, makeTensors, asDtypeArray, ELEMENT_BYTES };
   if (typeof module !== 'undefined' && module.exports) module.exports = api;
   else root.dlfuzzCore = api;
 })(typeof globalThis !== 'undefined' ? globalThis : this);

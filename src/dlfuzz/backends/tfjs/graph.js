@@ -63,13 +63,14 @@
     const bias = (y, b) => (b ? tf.add(y, b) : y);
     // tf.where on equal shapes, run flat: webgl's Select has no rank-5 shader ("Where for
     // rank 5 is not yet supported"); the flat spelling is exact and the same everywhere.
+    const where = (cond, a, b) => tf.reshape(
+      tf.where(tf.reshape(cond, [-1]), tf.reshape(a, [-1]), tf.reshape(b, [-1])), a.shape);
+    // The Compare and Logical modes (ir/ops/logic.py) by name.
     const COMPARE = {
       greater: tf.greater, greater_equal: tf.greaterEqual, less: tf.less,
       less_equal: tf.lessEqual, equal: tf.equal, not_equal: tf.notEqual,
     };
     const LOGICAL = {and: tf.logicalAnd, or: tf.logicalOr, xor: tf.logicalXor};
-    const where = (cond, a, b) => tf.reshape(
-      tf.where(tf.reshape(cond, [-1]), tf.reshape(a, [-1]), tf.reshape(b, [-1])), a.shape);
 
     function dense(n, c) {
       const k = c.w('kernel');

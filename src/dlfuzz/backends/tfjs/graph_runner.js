@@ -19,6 +19,7 @@
 'use strict';
 const fs = require('fs');
 const path = require('path');
+const core = require('./core.js');
 const graph = require('./graph.js');
 
 const ARRAYS = {float32: Float32Array, int32: Int32Array, bool: Uint8Array};
@@ -34,10 +35,8 @@ function toTensor(tf, t) {
 
 function fromTensor(t) {
   if (!ARRAYS[t.dtype]) throw new Error(`output dtype ${t.dtype} (float32, int32 and bool only)`);
-  // The cpu backend's cast from bool keeps the bool's Uint8Array (tfjs 4.10): copied into
-  // the dtype's own array, as core.js does.
-  let values = t.dataSync();
-  if (!(values instanceof ARRAYS[t.dtype])) values = ARRAYS[t.dtype].from(values);
+  // The cpu backend's cast from bool keeps the bool's Uint8Array: core.js copies it.
+  const values = core.asDtypeArray(t.dtype, t.dataSync());
   const bytes = Buffer.from(values.buffer, values.byteOffset, values.byteLength);
   return {shape: t.shape, dtype: t.dtype, data: bytes.toString('base64')};
 }

@@ -167,8 +167,10 @@ def _scalar(onnx_op: str) -> Emitter:
 
 
 # ONNX Runtime 1.31's CPU kernels lack int64 Relu and int64 Resize (int32 has both): an
-# int64 graph spells those two ops with others, exactly, as float64 does Mish.
+# int64 graph spells those two ops with others, exactly, as float64 does Mish. Nor is
+# there a bool Resize (nor a bool Where: ``where``).
 _NO_KERNEL_INT64 = ("int64",)
+_NO_RESIZE = ("int64", "bool")
 
 
 def relu(c: Ctx, n: Node) -> None:
@@ -407,7 +409,7 @@ def upsampling(c: Ctx, n: Node) -> None:
     """Nearest-neighbour repeat as a Resize on the spatial axes (floor, asymmetric); int64
     and bool (no Resize kernel) repeat each element by Unsqueeze, Expand and Reshape per
     axis."""
-    if c.types[n.id].dtype in (*_NO_KERNEL_INT64, "bool"):
+    if c.types[n.id].dtype in _NO_RESIZE:
         _repeat_elements(c, n)
         return
     scales = c.const(f"{n.id}.scales", [1.0, *map(float, n.a["size"]), 1.0], "np.float32")

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from dlfuzz.ir.ops.base import ANY_DTYPE, Attr, OpKind, need
 from dlfuzz.ir.types import TensorType
 
@@ -43,6 +45,19 @@ def _compare(ins: list[TensorType], a: dict[str, Any]) -> tuple[int, ...]:
     need(ins[0].dtype != "bool" or a["mode"] in BOOL_COMPARISONS,
          f"bools compare with {' or '.join(BOOL_COMPARISONS)}, not {a['mode']}")
     return _same_shapes(ins, a)
+
+
+def decide(op: str, attrs: dict[str, Any], operands: list[np.ndarray]) -> np.ndarray:
+    """What a kind of this module gives on ``operands``, in exact arithmetic (numpy): 1
+    or 0 as float64, or for Where the operand it selects."""
+    if op == "Where":
+        return np.where(operands[0] != 0, operands[1], operands[2])
+    if op == "LogicalNot":
+        return (operands[0] == 0).astype(np.float64)
+    if op == "Compare":
+        return getattr(np, attrs["mode"])(operands[0], operands[1]).astype(np.float64)
+    truth = [o != 0 for o in operands]
+    return getattr(np, f"logical_{attrs['mode']}")(*truth).astype(np.float64)
 
 
 OPS = [
