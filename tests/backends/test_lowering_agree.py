@@ -173,7 +173,7 @@ def test_every_integer_op_agrees_exactly(pool: Pool, dtype: str) -> None:
     # A known issue must still show on some sample of its op (ORT's int64 ReduceMax is
     # right on some rows holding a value beyond int32 and wrong on others).
     problems += [f"{op} ({data} inputs): {b} known issue no longer reproduces"
-                 for (op, b, dt, data), seen in differs.items() if not seen]
+                 for (op, b, dt, data), shown in differs.items() if not shown]
     assert not problems, "\n".join(problems)
 
 
