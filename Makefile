@@ -12,7 +12,7 @@ BACKENDS := numpy,torch,torch-compile,jax,jax-jit,tf,tf-xla,ort,ort-noopt,keras-
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[all,dev]'
+	$(PY) -m pip install -q -e '.[all,dev,ray]'
 	touch $(STAMP)
 
 # Chromium and Node from Debian, then TF.js releases (and playwright-core, typescript)

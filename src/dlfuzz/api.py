@@ -249,6 +249,7 @@ def run(out: str | Path | None = None, *, resume: str | Path | None = None,
         program_data: str | Path | None = None, times_mt: int | None = None,
         python: Mapping[str, str] | None = None, preload: Mapping[str, str] | None = None,
         threads: int | None = None, tfjs_version: str | None = None,
+        executor: str | None = None, ray_address: str | None = None,
         config: str | Path | None = None, profile: str | None = None,
         on_progress: Callable[[Progress], None] | None = None) -> Campaign:
     """Run a campaign, like ``dlfuzz run``, and return it as ``dlfuzz.open`` reads it.
@@ -278,7 +279,7 @@ def run(out: str | Path | None = None, *, resume: str | Path | None = None,
         "spec_files": _paths(spec_file), "seed_programs": _names(seed_program, "seed_program"),
         "times_mt": times_mt,
         "program_data": str(Path(program_data).resolve()) if program_data else None,
-        "tfjs_version": tfjs_version,
+        "tfjs_version": tfjs_version, "executor": executor, "ray_address": ray_address,
     }
     out_path = Path(out) if out is not None else None
     resume_path = Path(resume) if resume is not None else None

@@ -75,6 +75,8 @@ class Progress:
     state: str = "starting"
     startup_s: float = 0.0  # how long the workers took to start (not charged to the budget)
     interrupted: bool = False  # stopped by Ctrl-C/SIGTERM rather than by the budget
+    # ``--executor ray``: per node, its worker actors per backend, cases and cases/s.
+    nodes: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def elapsed(self) -> float:
@@ -200,7 +202,8 @@ class Campaign:
             c.backend: load_backend_class(c.target)() for c in self.configs}
         self.library_of = {n: b.library for n, b in self.backends.items()}
         self.compiled = {n: b.compiled for n, b in self.backends.items()}
-        self.pool = Pool(self.configs)
+        executor: type[Pool] = registry.load("executor", settings.executor)
+        self.pool = executor.for_campaign(self.configs, settings)
         self.oracles: list[Oracle] = [registry.load("oracle", n)()
                                       for n in registry.names("oracle")]
         engine_cls = engine_class(settings.engine)
@@ -430,6 +433,9 @@ class Campaign:
                                                              "restarts") else v)
                             for k, v in row.items()}
             p.backends[name] = row
+        run_s = max(time.time() - p.started, 1e-9)
+        p.nodes = {node: {**row, "rate": row["cases"] / run_s}
+                   for node, row in self.pool.node_stats().items()}
         self.triage.collect()  # reproducer verdicts that came in meanwhile
         self.store.finish_batch(idx, len(cases), n_findings, time.time() - t0, counters, health)
         if time.time() - self._stats_saved >= STATS_EVERY_S:

@@ -35,6 +35,12 @@ ORACLES: dict[str, str] = {
     "program-performance": "dlfuzz.oracles.program:PerformanceOracle",
 }
 
+# Where the workers run: this host, or the nodes of a Ray cluster (``--executor``).
+EXECUTORS: dict[str, str] = {
+    "local": "dlfuzz.executor.pool:Pool",
+    "ray": "dlfuzz.executor.ray_pool:RayPool",
+}
+
 # How triage, bug folders, oracles and the report treat each kind of case (``case.kind``).
 CASE_KINDS: dict[str, str] = {
     "api": "dlfuzz.kinds.api:ApiKind",
@@ -48,7 +54,7 @@ _ENTRY_POINT_GROUPS = {"backend": "dlfuzz.backends", "engine": "dlfuzz.engines",
 
 def _table(kind: str) -> dict[str, str]:
     base = {"backend": BACKENDS, "engine": ENGINES, "oracle": ORACLES,
-            "case kind": CASE_KINDS}[kind]
+            "case kind": CASE_KINDS, "executor": EXECUTORS}[kind]
     merged = dict(base)
     group = _ENTRY_POINT_GROUPS.get(kind)
     if group:

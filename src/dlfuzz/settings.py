@@ -63,6 +63,11 @@ class CampaignSettings:
     llm_model: str = ""
     llm_api_key_env: str = "DLFUZZ_LLM_API_KEY"
     tfjs_version: str = ""  # TF.js release of the tfjs-* backends ("": the default one)
+    # Where the workers run: "local" (this host) or "ray" (actors on a Ray cluster's
+    # nodes, dlfuzz.executor.ray_pool); ``ray_address`` joins a running cluster ("":
+    # start a Ray instance on this machine). Both may change on --resume.
+    executor: str = "local"
+    ray_address: str = ""
     # The options of ``engine`` (an instance of its ``settings_class``); None: its
     # defaults. Always set once constructed.
     engine_settings: EngineSettings = None  # type: ignore[assignment]
@@ -194,6 +199,8 @@ def load_settings(path: Path | None = None, profile: str | None = None,
     if "batch_size" in source and "batch_seconds" not in source and base is None:
         # A batch size given is the size of every batch (a resumed campaign keeps its own).
         common["batch_seconds"] = 0.0
+    if common["executor"] != "ray" and "ray_address" not in source:
+        common["ray_address"] = ""  # a Ray campaign resumed on this host alone
     check_common(common, source)
     engine_settings = replace(defaults, **options)
     engine_settings.check_files()
@@ -316,6 +323,11 @@ def check_common(values: dict[str, Any], source: dict[str, str] | None = None) -
             registry.import_string("backend", name)
         except UsageError as exc:
             raise bad("backends", str(exc)) from None
+    if values["executor"] not in registry.names("executor"):
+        raise bad("executor", f"choose one of {', '.join(registry.names('executor'))}")
+    if values["ray_address"] and values["executor"] != "ray":
+        raise bad("ray_address", "it applies to --executor ray only; add --executor ray or "
+                                 "drop --ray-address")
     if values["reference"] not in REFERENCE_CHOICES:
         raise bad("reference", f"choose one of {', '.join(REFERENCE_CHOICES)}")
     if values["tfjs_version"] and not any(b.startswith("tfjs-") for b in backends):
@@ -333,7 +345,7 @@ def check_common(values: dict[str, Any], source: dict[str, str] | None = None) -
 #: What ``run --resume`` may change: more budget (added to the time already spent) and
 #: another case limit. Anything else would make the resumed batches differ from the ones
 #: a single uninterrupted run would have made.
-RESUME_CHANGEABLE = ("budget_s", "max_cases")
+RESUME_CHANGEABLE = ("budget_s", "max_cases", "executor", "ray_address")
 
 
 def resume_changes(stored: CampaignSettings, given: CampaignSettings

@@ -98,3 +98,25 @@ def test_only_backends_that_compile_every_signature_get_more_processes() -> None
     assert processes_of("tf", 0) == 1
     assert processes_of("jax", 0) == 2 and processes_of("tf-xla", 0) == 2
     assert processes_of("jax", 1) == 1 and processes_of("torch-compile", 3) == 3
+
+
+def test_a_lost_first_process_hands_the_backend_to_the_other() -> None:
+    """The first process of a backend can no longer start (its interpreter is gone):
+    the backend goes on in its other process, which runs the lost process's cases too,
+    rather than dropping out (``Pool._drop_processes``). On Ray the same happens when an
+    actor cannot come back."""
+    from dataclasses import replace
+
+    cases = pid_cases(signatures=8, per_signature=2)
+    with Pool([config(replicas=2)]) as pool:
+        pool.start()
+        first = pool.workers["numpy"]
+        other = pool.replicas["numpy"][0]
+        first.config = replace(first.config, python="/nonexistent/python3")
+        first.kill()
+        first.stop()
+        results = pool.run(cases)
+        assert pool.unavailable == {}
+        assert pool.workers["numpy"] is other and "numpy" not in pool.replicas
+        assert set(pids(results)) == {other.pid}
+        assert len(pids(pool.run(cases))) == len(cases)

@@ -63,6 +63,11 @@ class Backend:
     lowering: ClassVar[str] = ""  # name in dlfuzz.ir.lower.LOWERINGS; "" = runs no models
     case_kinds: ClassVar[tuple[str, ...]] = ("api",)  # ApiCase, and "graph" with a lowering
     model_cache_size: ClassVar[int] = 64  # built (or compiled) models kept per worker
+    # Ray resources a node must have to host this backend's workers (``--executor ray``):
+    # a heterogeneous cluster advertises them per node (``ray start --resources``), so a
+    # TF.js worker lands only where Node is installed, a CUDA one only where a ``GPU`` is.
+    # Amounts are what one worker takes; tiny ones let a node host many workers.
+    ray_resources: ClassVar[tuple[tuple[str, float], ...]] = ()
 
     def __init__(self) -> None:
         self._functions: dict[str, Callable[..., Any]] = {}

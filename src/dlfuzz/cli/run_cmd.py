@@ -94,6 +94,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "more cores")
     p.add_argument("--tfjs-version", metavar="V",
                    help="TF.js release for the tfjs-* backends (see `dlfuzz tfjs install`)")
+    p.add_argument("--executor", help="where workers run: local (this host, the default) "
+                                      "or ray (actors on a Ray cluster's nodes)")
+    p.add_argument("--ray-address", metavar="HOST:PORT",
+                   help="with --executor ray: join this running cluster (default: start a "
+                        "Ray instance on this machine)")
     p.add_argument("--config", type=Path,
                    help="TOML file with a [campaign] table (engine options flat there or in "
                         "the engine's table: [api], [model], [program])")
@@ -127,6 +132,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         "times_mt": args.times_mt,
         "program_data": str(Path(args.program_data).resolve()) if args.program_data else None,
         "tfjs_version": args.tfjs_version,
+        "executor": args.executor, "ray_address": args.ray_address,
     }
     # Every value (flags, config file, profile alike) is checked in one place:
     # dlfuzz.settings.load_settings, with the engine's settings class for its options.
@@ -323,6 +329,10 @@ class _Status:
             print(f"[dlfuzz] {p.state}: {p.elapsed:.0f}/{p.budget_s:.0f}s, {p.cases} cases "
                   f"({p.rate:.0f}/s), {p.findings} findings, {p.bugs_confirmed} bugs "
                   f"confirmed, {p.bugs_flaky} flaky", file=sys.stderr, flush=True)
+            for node, row in sorted(p.nodes.items()):
+                print(f"[dlfuzz]   node {node}: {_actors(row['actors'])}; {row['cases']} "
+                      f"case runs ({row['rate']:.0f}/s), {row['actor_deaths']} actor deaths",
+                      file=sys.stderr, flush=True)
 
 
 def render(p: Progress) -> Group:
@@ -340,4 +350,16 @@ def render(p: Progress) -> Group:
     for name, row in sorted(p.backends.items()):
         table.add_row(name, str(row["version"]), str(row["cases"]), str(row["crashes"]),
                       str(row["timeouts"]), str(row["restarts"]), f"{row['rss_mb']:.0f}")
-    return Group(head, table)
+    if not p.nodes:
+        return Group(head, table)
+    nodes = Table(title="Ray nodes")
+    for col in ("node", "actors", "case runs", "runs/s", "actor deaths"):
+        nodes.add_column(col)
+    for node, row in sorted(p.nodes.items()):
+        nodes.add_row(node, _actors(row["actors"]), str(row["cases"]), f"{row['rate']:.0f}",
+                      str(row["actor_deaths"]))
+    return Group(head, table, nodes)
+
+
+def _actors(per_backend: dict[str, int]) -> str:
+    return ", ".join(f"{name} x{n}" if n > 1 else name for name, n in sorted(per_backend.items()))

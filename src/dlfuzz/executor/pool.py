@@ -57,8 +57,7 @@ class Pool:
         # Set by the campaign (Ctrl-C, SIGTERM, budget deadline): every wait for a worker
         # then ends within ``cancel.POLL_S`` with ``Cancelled``.
         self.stop = StopSignal()
-        self._executor = ThreadPoolExecutor(
-            max_workers=max(1, sum(max(1, c.replicas) for c in configs)))
+        self._executor = self._threads()
         # Spare fresh workers (``fresh_worker``): started in the background, one per
         # backend that triage has asked a fresh worker of, each watching its own stop
         # signal until it is handed out (a stopping campaign must not cancel a spare
@@ -66,6 +65,24 @@ class Pool:
         self._spares: dict[str, tuple[Worker, Future[Any]]] = {}
         self._spare_stop = StopSignal()
         self._spare_executor = ThreadPoolExecutor(max_workers=1)
+
+    @classmethod
+    def for_campaign(cls, configs: Sequence[WorkerConfig], settings: Any) -> Pool:
+        """The pool a campaign with ``settings`` (``CampaignSettings``) runs on; an
+        executor with options of its own (``RayPool``: the cluster's address) reads them
+        here."""
+        return cls(configs)
+
+    def _threads(self) -> ThreadPoolExecutor:
+        """One thread per worker process, all waiting at once while a batch runs."""
+        return ThreadPoolExecutor(
+            max_workers=max(1, sum(max(1, c.replicas) for c in self.configs.values())))
+
+    def _new_worker(self, config: WorkerConfig, stop: StopSignal, process: int) -> Worker:
+        """A worker (not started) for process ``process`` of ``config.backend`` (-1: a
+        fresh one for triage). Here a local sandboxed process; ``RayPool`` places it in
+        a Ray actor on a node of the cluster."""
+        return Worker(config, stop)
 
     def start(self, on_ready: Callable[[str, int, int, str | None, str], None] | None = None
               ) -> dict[str, str]:
@@ -78,8 +95,8 @@ class Pool:
         for cfg in self.configs.values():
             cfg.target  # noqa: B018 - an unknown name is a UsageError before anything starts
 
-        def start_one(cfg: WorkerConfig) -> tuple[Worker, str | None, str]:
-            worker = Worker(cfg, self.stop)
+        def start_one(cfg: WorkerConfig, process: int) -> tuple[Worker, str | None, str]:
+            worker = self._new_worker(cfg, self.stop, process)
             try:
                 return worker, worker.start(), ""
             except BackendUnavailable as exc:
@@ -96,7 +113,7 @@ class Pool:
         versions: dict[str, str] = {}
         extras: dict[str, list[Worker]] = {}
         error: BaseException | None = None
-        futures = {self._executor.submit(start_one, cfg): (name, i) for name, i, cfg in jobs}
+        futures = {self._executor.submit(start_one, cfg, i): (name, i) for name, i, cfg in jobs}
         total = len(self.configs)
         done = 0
         for future in as_completed(futures):
@@ -188,34 +205,45 @@ class Pool:
                 tasks.append((name, process))
                 futures.append(self._executor.submit(run_shares, name, process, shares))
         error: BaseException | None = None
-        gone: list[tuple[str, int]] = []  # further processes that could not go on
+        gone: dict[str, dict[int, str]] = {}  # backend -> its processes that cannot go on
         for (name, process), future in zip(tasks, futures, strict=True):
             try:  # wait for every backend before raising: none may be left mid-batch
                 reason = future.result()
             except BaseException as exc:  # noqa: BLE001 - re-raised below
                 error = error or exc
                 continue
-            if reason and process == 0:
-                self.unavailable[name] = reason
-                self.workers.pop(name).close()
-                for extra in self.replicas.pop(name, []):
-                    extra.close()
-            elif reason:
-                gone.append((name, process))
-        for name, process in sorted(gone, key=lambda g: -g[1]):  # highest first
-            if name in self.replicas:
-                self.replicas[name].pop(process - 1).close()
-                self._homes.pop(name, None)
+            if reason:
+                gone.setdefault(name, {})[process] = reason
+        for name, lost in gone.items():
+            self._drop_processes(name, lost)
         if error is not None:
             raise error
         for name, shares in shared.items():  # what a lost process left: on the first one
             left = shares.left_over()
-            if left and name in self.workers:
+            while left and name in self.workers:
                 reason = run_part(name, self.workers[name], left)
-                if reason:
-                    self.unavailable[name] = reason
-                    self.workers.pop(name).close()
+                if not reason:
+                    break
+                self._drop_processes(name, {0: reason})
         return results
+
+    def _drop_processes(self, name: str, lost: dict[int, str]) -> None:
+        """Close the processes of ``name`` that could not go on; the first one left
+        takes the lead, and the backend is unavailable only when none is left (its
+        chunks went to the others meanwhile, ``Shares.lose``)."""
+        processes = [self.workers[name], *self.replicas.get(name, [])]
+        kept = [w for i, w in enumerate(processes) if i not in lost]
+        for i in lost:
+            processes[i].close()
+        self._homes.pop(name, None)
+        self.replicas.pop(name, None)
+        if not kept:
+            self.unavailable[name] = lost[min(lost)]
+            self.workers.pop(name)
+            return
+        self.workers[name] = kept[0]
+        if kept[1:]:
+            self.replicas[name] = kept[1:]
 
     def _process(self, name: str, replica: int) -> Worker:
         return self.workers[name] if replica == 0 else self.replicas[name][replica - 1]
@@ -246,16 +274,15 @@ class Pool:
             self._start_spare(backend)
             if spare is not None:
                 return spare
-        return self._started(self._fresh_config(backend, timeout_factor), self.stop)
+        return self._started(self._fresh_config(backend, timeout_factor))
 
     def _fresh_config(self, backend: str, timeout_factor: float) -> WorkerConfig:
         config = self.configs[backend]
         return replace(config, restart_every=0,
                        case_timeout_s=config.case_timeout_s * timeout_factor)
 
-    @staticmethod
-    def _started(config: WorkerConfig, stop: StopSignal) -> Worker:
-        worker = Worker(config, stop)
+    def _started(self, config: WorkerConfig) -> Worker:
+        worker = self._new_worker(config, self.stop, -1)
         try:
             worker.start()
         except BaseException:
@@ -266,7 +293,7 @@ class Pool:
     def _start_spare(self, backend: str) -> None:
         if backend in self._spares or self._spare_stop.is_set():
             return
-        worker = Worker(self._fresh_config(backend, 1.0), self._spare_stop)
+        worker = self._new_worker(self._fresh_config(backend, 1.0), self._spare_stop, -1)
         self._spares[backend] = (worker, self._spare_executor.submit(worker.start))
 
     def _take_spare(self, backend: str) -> Worker | None:
@@ -302,6 +329,11 @@ class Pool:
             out[name] = st
         return out
 
+    def node_stats(self) -> dict[str, dict[str, Any]]:
+        """Per node of a cluster, its worker processes and cases (the live status);
+        empty for a pool on this host alone."""
+        return {}
+
     def kill(self) -> None:
         """SIGKILL every worker now, without waiting (safe from a signal handler)."""
         self.stop.set("killed")
@@ -327,3 +359,4 @@ class Pool:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+

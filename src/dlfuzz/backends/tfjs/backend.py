@@ -92,6 +92,7 @@ class TfjsBackend(Backend):
     # wrote gives run-to-run garbage, which the determinism oracle looks for.
     rerun_check: ClassVar[bool] = True
     case_kinds: ClassVar[tuple[str, ...]] = ("api", "graph")  # graphs: J-MODEL's graph.js
+    ray_resources: ClassVar[tuple[tuple[str, float], ...]] = (("dlfuzz-nodejs", 0.001),)
 
     def __init__(self) -> None:
         super().__init__()

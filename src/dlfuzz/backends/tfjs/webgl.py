@@ -27,6 +27,8 @@ class TfjsWebglBackend(TfjsBackend):
     # Chromium reserves ~100 GB of address space at start (and dies under RLIMIT_AS): the
     # worker caps its data segment instead (``executor.worker._limit_kind``).
     address_space_limit: ClassVar[bool] = False
+    ray_resources: ClassVar[tuple[tuple[str, float], ...]] = (
+        ("dlfuzz-nodejs", 0.001), ("dlfuzz-chromium", 0.001))
 
     def _start(self) -> Any:
         tools = install.ensure_tools()
