@@ -113,6 +113,36 @@ def test_tfjs_version_without_a_tfjs_backend_is_refused(capsys, tmp_path):
     assert not (tmp_path / "camp").exists()
 
 
+@pytest.mark.parametrize("args, needle", [
+    (["--executor", "slurm"], "--executor 'slurm' (config key campaign.executor): choose one "
+                              "of local, ray"),
+    (["--ray-address", "127.0.0.1:6379"], "--ray-address '127.0.0.1:6379' (config key "
+                                          "campaign.ray_address): it applies to --executor "
+                                          "ray only"),
+])
+def test_executor_settings_are_checked(capsys, tmp_path, args, needle):
+    line = _usage_error(capsys, "run", *args, "--out", tmp_path / "camp")
+    assert needle in line
+    assert not (tmp_path / "camp").exists()
+
+
+def test_an_unreachable_ray_cluster_is_a_clear_error(capsys, tmp_path, monkeypatch):
+    """Nothing listens there: the error names the flag, the address and the fix, and no
+    campaign folder is left behind."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again: nobody listens on it
+    code, err = _run(capsys, "run", "--backends", "numpy,torch", "--executor", "ray",
+                     "--ray-address", f"127.0.0.1:{port}", "--out", tmp_path / "camp")
+    assert code == 2 and "Traceback" not in err, err
+    line = err.strip().splitlines()[-1]  # after the status line "starting workers"
+    assert f"--ray-address '127.0.0.1:{port}': cannot join the Ray cluster" in line
+    assert "ray status" in line
+    assert not (tmp_path / "camp").exists()
+
+
 @pytest.mark.parametrize("flag, value", [("--preload", "tf=planted_x"),
                                          ("--python", "jax=/usr/bin/python3")])
 def test_python_and_preload_must_name_a_selected_backend(capsys, tmp_path, flag, value):

@@ -35,6 +35,7 @@ import json
 import logging
 import os
 import pickle
+import socket
 import time
 import uuid
 from collections import Counter
@@ -330,6 +331,7 @@ class RayPool(Pool):
             ray.init(num_cpus=os.cpu_count() or 1, resources=wanted or None, **quiet)
             self._started_ray = True
             return
+        _check_reachable(self.address)  # Ray itself retries for minutes
         try:
             ray.init(address=self.address, **quiet)
         except (ConnectionError, RuntimeError) as exc:
@@ -405,3 +407,20 @@ class RayPool(Pool):
             ray.shutdown()  # a local instance stops; a cluster only loses this driver
 
 
+def _check_reachable(address: str) -> None:
+    """A ``UsageError`` at once when nothing listens at ``HOST:PORT`` (``ray.init`` would
+    retry for two minutes and more before it gives up). ``auto`` (the cluster
+    ``ray start`` left on this machine) is Ray's to find."""
+    if address == "auto":
+        return
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        raise UsageError(f"--ray-address {address!r}: give the head node's HOST:PORT (what "
+                         "`ray start --head` printed, e.g. 127.0.0.1:6379), or auto")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=5).close()
+    except OSError as exc:
+        raise UsageError(f"--ray-address {address!r}: cannot join the Ray cluster (nothing "
+                         f"answers there: {exc.strerror or exc}); check `ray status "
+                         f"--address {address}` on that machine, or drop --ray-address to "
+                         "start a local Ray instance") from exc
