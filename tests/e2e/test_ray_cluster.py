@@ -178,6 +178,10 @@ def test_worker_and_node_killed_mid_campaign_lose_nothing(cluster: Cluster,
     bug = plant[0]
     assert bug["confirmed"] and bug["symptom"] == "numeric" and bug["reduced"]
     assert "torch" in bug["repro"]
+    # Its reproducer was checked by a Ray task on a node with torch, in a copy of the
+    # bug folder, and the verdict came back into the folder.
+    meta = json.loads((Path(bug["dir"]) / "meta.json").read_text())
+    assert meta["reproducer"]["reproduced"] is True, meta["reproducer"]
     assert dlfuzz_cli("reproduce", str(out), bug["id"], timeout=300).returncode == 1
 
     # The deaths are on record: the killed actor and the second node's actors came back.

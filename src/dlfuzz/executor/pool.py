@@ -19,7 +19,8 @@ from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import replace
 from functools import partial
-from typing import Any
+from pathlib import Path
+from typing import Any, TypeVar
 
 from dlfuzz.cases import Outcome
 from dlfuzz.executor.cancel import Cancelled, StopSignal
@@ -37,6 +38,8 @@ from dlfuzz.executor.replicas import Shares, share_out
 __all__ = ["BackendUnavailable", "Cancelled", "Pool", "StopSignal", "Worker", "WorkerConfig",
            "WorkerStats"]
 
+
+T = TypeVar("T")
 
 # The counters of ``WorkerStats`` that add up over a backend's processes.
 _SUMMED_STATS = ("cases", "restarts", "crashes", "timeouts", "idle_deaths", "busy_s")
@@ -328,6 +331,13 @@ class Pool:
                                     for k in _SUMMED_STATS})
             out[name] = st
         return out
+
+    def in_folder_near(self, backend: str, folder: Path, fn: Callable[..., T], *args: Any
+                       ) -> T:
+        """``fn(folder, *args)`` where ``backend``'s workers run (triage's reproducer
+        checks). Here: on this host, in the folder itself; ``RayPool`` runs it as a Ray
+        task on a node with the backend's resources, in a copy of the folder."""
+        return fn(folder, *args)
 
     def node_stats(self) -> dict[str, dict[str, Any]]:
         """Per node of a cluster, its worker processes and cases (the live status);

@@ -36,12 +36,14 @@ import logging
 import os
 import pickle
 import socket
+import tempfile
 import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
+from pathlib import Path
+from typing import Any, TypeVar
 
 from dlfuzz.backends.base import load_backend_class
 from dlfuzz.cases import Outcome
@@ -50,6 +52,8 @@ from dlfuzz.executor.cancel import POLL_S, Cancelled, StopSignal
 from dlfuzz.executor.host import BackendUnavailable, Worker, WorkerConfig, WorkerStats
 from dlfuzz.executor.pool import Pool
 from dlfuzz.executor.protocol import encode_cases
+
+T = TypeVar("T")
 
 # How long a chunk is retried after its actor was lost before the backend goes on
 # without that actor: a node's death is noticed by Ray's health checks (about 13 s
@@ -129,6 +133,25 @@ def _summed(a: WorkerStats, b: WorkerStats) -> WorkerStats:
 @functools.cache
 def _actor_class() -> Any:
     return _ray().remote(BackendActor)
+
+
+def _in_copy(env: dict[str, str], files: dict[str, bytes], fn: Callable[..., T],
+             args: tuple[Any, ...]) -> T:
+    """Ray task body of ``RayPool.in_folder_near``: the folder rebuilt in a temporary
+    directory on this node, ``fn`` run on it."""
+    os.environ.update(env)
+    with tempfile.TemporaryDirectory(prefix="dlfuzz-folder-") as tmp:
+        root = Path(tmp)
+        for name, data in files.items():
+            path = root / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+        return fn(root, *args)
+
+
+@functools.cache
+def _task() -> Any:
+    return _ray().remote(_in_copy)
 
 
 def _lost_errors() -> tuple[tuple[type[BaseException], ...], tuple[type[BaseException], ...]]:
@@ -371,6 +394,17 @@ class RayPool(Pool):
         versions = super().start(on_ready)
         self.unavailable.update(unavailable)
         return versions
+
+    def in_folder_near(self, backend: str, folder: Path, fn: Callable[..., T], *args: Any
+                       ) -> T:
+        """``fn(copy of folder, *args)`` as a Ray task on a node with ``backend``'s
+        resources: a reproducer check runs where its library is, not on the driver."""
+        files = {str(p.relative_to(folder)): p.read_bytes()
+                 for p in sorted(folder.rglob("*")) if p.is_file()}
+        needs = dict(load_backend_class(self.configs[backend].target).ray_resources)
+        ref = _task().options(num_cpus=0, resources=needs).remote(self._env, files, fn, args)
+        result: T = _ray().get(ref)
+        return result
 
     def _new_worker(self, config: WorkerConfig, stop: StopSignal, process: int) -> Worker:
         hosts = self._placement.get(config.backend, [])

@@ -219,8 +219,10 @@ class FreshRerun:
         backend = finding.guilty_backend
         if backend not in self.pool.configs:
             return ReproCheck(None, f"no worker configuration for {backend!r}")
-        return run_reproducer(folder, backend, finding.symptom, self.pool.configs[backend],
-                              self.pool.case_timeout(backend), self.start_s.get(backend, 0.0))
+        return self.pool.in_folder_near(
+            backend, folder, run_reproducer, backend, finding.symptom,
+            self.pool.configs[backend], self.pool.case_timeout(backend),
+            self.start_s.get(backend, 0.0))
 
     def close(self) -> None:
         """Stop the fresh worker of the last confirmation."""
