@@ -2,7 +2,7 @@
 saturates.
 
 Part 1, ``executors``: the pipeline of ``benchmarks/throughput.py`` (generation,
-execution, oracles; no triage) on one backend set, three ways: the local pool; Ray with
+execution, oracles; no triage) over the same batches of one backend set, three ways: the local pool; Ray with
 one node (the local instance ``--executor ray`` starts); Ray with two nodes (a head and
 a second node, each ``ray start --num-cpus 1`` on this machine, as the tests start
 them). Prints cases/s and the ratio to the local pool. On one 2-core machine two nodes
@@ -17,7 +17,7 @@ each saturate it at N = capacity / M nodes; the table gives N for several M. Tri
 left out (it runs per new finding, not per case: docs/scale.md).
 
 Run: ``.venv/bin/python benchmarks/cluster.py [--backends numpy,torch,jax]
-[--engine api] [--seconds 20] [--warmup 20] [--only executors|driver]``.
+[--engine api] [--warm 8] [--timed 16] [--seconds 20] [--only executors|driver]``.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 from dlfuzz import registry
@@ -41,7 +42,6 @@ from dlfuzz.executor.ray_pool import RayPool
 from dlfuzz.oracles.base import OracleContext
 from dlfuzz.oracles.reference import Judge
 from dlfuzz.store.db import Store
-from throughput import pipeline
 
 RAY = str(Path(sys.executable).with_name("ray"))
 ENV = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
@@ -66,19 +66,55 @@ def two_nodes() -> tuple[str, subprocess.Popen[bytes]]:
     return address, second
 
 
-def executors(backends: list[str], engine: str, seconds: float, warmup: float) -> None:
+def fixed_pipeline(backends: list[str], engine_name: str, warm: int, batches: int,
+                   make_pool: Callable[[list[WorkerConfig]], Pool]) -> dict[str, float]:
+    """Cases/s of generation + execution + oracles over the same cases whatever the
+    executor: ``warm`` batches not counted, then ``batches`` timed. (A time window would
+    cover different APIs on a faster executor, and per-API costs differ a hundredfold.)"""
+    classes = {b: registry.load("backend", b) for b in backends}
+    libraries = tuple(dict.fromkeys(c.library for c in classes.values()))
+    engine = registry.load("engine", engine_name)(seed=7, libraries=libraries)
+    oracles = [o for o in (registry.load("oracle", n)() for n in registry.names("oracle"))
+               if "api" in getattr(o, "case_kinds", ("api", "graph"))]
+    with make_pool([WorkerConfig(b, replicas=processes_of(b, 0)) for b in backends]) as pool:
+        pool.start()
+        library_of = {b: c.library for b, c in classes.items()}
+        compiled = {b: c.compiled for b, c in classes.items()}
+        judge = Judge(lambda cs, only: pool.run(cs, only=only),
+                      [b for b in backends if not compiled[b]], library_of)
+        ctx = OracleContext(judge, library_of, compiled)
+        n_cases, exec_s, t_start = 0, 0.0, 0.0
+        for i in range(warm + batches):
+            if i == warm:
+                t_start = time.perf_counter()
+            cases = engine.propose(256)
+            t0 = time.perf_counter()
+            results = pool.run(cases)
+            if i >= warm:
+                exec_s += time.perf_counter() - t0
+                n_cases += len(cases)
+            items = list(zip(cases, results, strict=True))
+            for oracle in oracles:
+                oracle.check_many(items, ctx)
+            for case, outcomes in items:
+                engine.feedback(case, outcomes, ())
+        total = time.perf_counter() - t_start
+    return {"cases": n_cases, "pipeline_cps": n_cases / total, "executor_cps": n_cases / exec_s}
+
+
+def executors(backends: list[str], engine: str, warm: int, batches: int) -> None:
     os.environ.update(RAY_AUTH_MODE="disabled", RAY_USAGE_STATS_ENABLED="0")
-    print(f"== executors: {engine} engine on {','.join(backends)}, {seconds:g} s measured "
-          f"after {warmup:g} s warm-up (generation + execution + oracles) ==")
+    print(f"== executors: {engine} engine on {','.join(backends)}, {batches} batches of 256 "
+          f"timed after {warm} (generation + execution + oracles; the same cases each) ==")
     rows: list[tuple[str, dict[str, float]]] = []
-    rows.append(("local pool", pipeline(backends, seconds, 256, warmup, engine)))
+    rows.append(("local pool", fixed_pipeline(backends, engine, warm, batches, Pool)))
     rows.append(("ray, 1 node (local instance)",
-                 pipeline(backends, seconds, 256, warmup, engine, make_pool=RayPool)))
+                 fixed_pipeline(backends, engine, warm, batches, RayPool)))
     address, second = two_nodes()
     try:
-        rows.append(("ray, 2 nodes (head + ray start)", pipeline(
-            backends, seconds, 256, warmup, engine,
-            make_pool=lambda configs: RayPool(configs, address=address))))
+        rows.append(("ray, 2 nodes (head + ray start)", fixed_pipeline(
+            backends, engine, warm, batches,
+            lambda configs: RayPool(configs, address=address))))
     finally:
         os.killpg(second.pid, signal.SIGKILL)
         subprocess.run([RAY, "stop", "--force"], capture_output=True, env=ENV, timeout=120)
@@ -155,14 +191,15 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--backends", default="numpy,torch,jax")
     parser.add_argument("--engine", default="api")
-    parser.add_argument("--seconds", type=float, default=20.0)
-    parser.add_argument("--warmup", type=float, default=20.0)
+    parser.add_argument("--seconds", type=float, default=20.0, help="driver replay time")
+    parser.add_argument("--warm", type=int, default=8, help="batches before the timed ones")
+    parser.add_argument("--timed", type=int, default=16, help="timed batches per executor")
     parser.add_argument("--batches", type=int, default=20, help="recorded for the driver")
     parser.add_argument("--only", choices=("executors", "driver"))
     args = parser.parse_args()
     backends = args.backends.split(",")
     if args.only in (None, "executors"):
-        executors(backends, args.engine, args.seconds, args.warmup)
+        executors(backends, args.engine, args.warm, args.timed)
     if args.only in (None, "driver"):
         driver(backends, args.engine, args.seconds, args.batches)
 

@@ -18,7 +18,6 @@ import argparse
 import importlib
 import time
 import timeit
-from collections.abc import Callable
 
 import numpy as np
 
@@ -49,10 +48,8 @@ API_SETS = {
 
 def pipeline(backends: list[str], seconds: float, batch: int, warmup: float,
              engine_name: str = "numpy-api", replicas: int = 0,
-             make_pool: Callable[[list[WorkerConfig]], Pool] = Pool,
              **engine_options: object) -> dict[str, float]:
-    """Cases/s of generation + execution + oracles for one engine on one backend set;
-    ``make_pool`` builds the executor (``benchmarks/cluster.py`` passes a Ray one)."""
+    """Cases/s of generation + execution + oracles for one engine on one backend set."""
     engine_cls = registry.load("engine", engine_name)
     classes = {b: registry.load("backend", b) for b in backends}
     libraries = tuple(dict.fromkeys(c.library for c in classes.values()))
@@ -60,8 +57,7 @@ def pipeline(backends: list[str], seconds: float, batch: int, warmup: float,
     oracles = [o for o in (registry.load("oracle", n)() for n in registry.names("oracle"))
                if "api" in getattr(o, "case_kinds", ("api", "graph"))]
     # Worker processes per backend as a campaign has them (``--replicas``: 0 = default).
-    with make_pool([WorkerConfig(b, replicas=processes_of(b, replicas))
-                    for b in backends]) as pool:
+    with Pool([WorkerConfig(b, replicas=processes_of(b, replicas)) for b in backends]) as pool:
         pool.start()
         library_of = {b: c.library for b, c in classes.items()}
         compiled = {b: c.compiled for b, c in classes.items()}
