@@ -237,6 +237,11 @@ class Worker:
             env["PYTHONPATH"] = os.pathsep.join(
                 os.path.abspath(p or os.curdir) for p in env["PYTHONPATH"].split(os.pathsep))
         env["DLFUZZ_WORKER_THREADS"] = str(self.config.threads)
+        # The BLAS and OpenMP pools too (numpy's OpenBLAS would take every core): workers
+        # run side by side, and a Ray actor's worker gets OMP_NUM_THREADS=1 from Ray, so
+        # the same cases run with the same threads (and summation orders) either way.
+        for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+            env[name] = str(self.config.threads)
         env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
         env.setdefault("PYTHONUNBUFFERED", "1")  # a crash must not eat the last prints
         return env

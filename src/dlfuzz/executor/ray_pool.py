@@ -60,6 +60,7 @@ T = TypeVar("T")
 # here), then the new actor imports its library (seconds to a minute).
 RESTART_WAIT_S = 180.0
 RETRY_PAUSE_S = 1.0  # between tries while an actor restarts
+CLOSE_WAIT_S = 10.0  # for an actor to stop its worker before it is killed
 # Environment a worker needs from the driver: plugins and patches on PYTHONPATH
 # (``--preload``), dlfuzz's own switches.
 _FORWARDED_ENV_PREFIXES = ("DLFUZZ_",)
@@ -116,10 +117,6 @@ class BackendActor:
     def cancel(self, reason: str) -> None:
         self._stop.set(reason)
 
-    def pid(self) -> tuple[int, int | None]:
-        """The actor's process and its sandboxed worker's (tests kill them)."""
-        return os.getpid(), self._worker.pid
-
     def close(self) -> None:
         self._worker.close()
 
@@ -164,7 +161,8 @@ def _lost_errors() -> tuple[tuple[type[BaseException], ...], tuple[type[BaseExce
 
 
 class RemoteWorker(Worker):
-    """A ``Worker`` whose process lives in a ``BackendActor`` (on ``node`` if it can).
+    """A ``Worker`` whose process lives in a ``BackendActor``, pinned to ``node`` while
+    that node lives (``None``: wherever its resources are).
 
     Same contract as the local one: ``run`` returns an outcome per case, survives the
     deaths of its actor (waits for Ray's restart and re-runs the chunk there), honours
@@ -203,11 +201,18 @@ class RemoteWorker(Worker):
             options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(
                 self.node_wanted, soft=False)
         self._actor = _actor_class().options(**options).remote(self.config, self._env)
+        gone, unavailable = _lost_errors()
         try:
             return self._await_ready(self.config.start_timeout_s)
         except TimeoutError as exc:
             self._kill_actor()
             raise BackendUnavailable(self.config.backend, str(exc)) from exc
+        except (*gone, *unavailable) as exc:  # e.g. dlfuzz not importable on that node
+            self._kill_actor()
+            lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+            raise BackendUnavailable(self.config.backend, "its Ray actor could not start: "
+                                     + (lines[-1][:300] if lines else type(exc).__name__)
+                                     ) from exc
 
     def _await_ready(self, wait_s: float) -> str:
         version, reason, info, where = self._get(self._actor.ready.remote(), wait_s)
@@ -287,11 +292,6 @@ class RemoteWorker(Worker):
         self._life, self._life_stats, self.node = life, stats, node
         self.stats = replace(_summed(self._before, stats), busy_s=self.stats.busy_s)
 
-    def actor_pids(self) -> tuple[int, int | None]:
-        """(actor process, its sandboxed worker process): what a fault test kills."""
-        actor, worker = self._get(self._actor.pid.remote(), 30.0)
-        return int(actor), worker
-
     def alive(self) -> bool:
         return self._actor is not None
 
@@ -306,6 +306,13 @@ class RemoteWorker(Worker):
         self._kill_actor()
 
     def close(self) -> None:
+        """The actor first kills its worker's process group (a worker hung in a case
+        would not read the EOF that the actor's death leaves it), then it goes."""
+        if self._actor is not None:
+            try:
+                _ray().get(self._actor.close.remote(), timeout=CLOSE_WAIT_S)
+            except Exception:  # noqa: BLE001 - dead, restarting or slow: killed anyway
+                pass
         self._kill_actor()
 
     def _kill_actor(self) -> None:
@@ -325,7 +332,6 @@ class RayPool(Pool):
     def __init__(self, configs: Sequence[WorkerConfig], address: str = "") -> None:
         self.address = address
         self._placement: dict[str, list[str]] = {}  # backend -> node id of each process
-        self._started_ray = False
         self._env = {k: (os.pathsep.join(os.path.abspath(p or os.curdir)
                                          for p in v.split(os.pathsep))
                          if k == "PYTHONPATH" else v)
@@ -352,7 +358,6 @@ class RayPool(Pool):
             # This machine only: it has what its backends need (each worker's start
             # says so if not), so their resources are declared here.
             ray.init(num_cpus=os.cpu_count() or 1, resources=wanted or None, **quiet)
-            self._started_ray = True
             return
         _check_reachable(self.address)  # Ray itself retries for minutes
         try:
@@ -429,10 +434,6 @@ class RayPool(Pool):
     def _all_workers(self) -> list[tuple[str, Worker]]:
         return [(name, w) for name, primary in self.workers.items()
                 for w in (primary, *self.replicas.get(name, []))]
-
-    def remote_workers(self) -> list[tuple[str, RemoteWorker]]:
-        """Every worker actor of the pool with its backend (tests pick one to kill)."""
-        return [(n, w) for n, w in self._all_workers() if isinstance(w, RemoteWorker)]
 
     def close(self) -> None:
         super().close()
