@@ -42,6 +42,7 @@ from dlfuzz.executor.ray_pool import RayPool
 from dlfuzz.oracles.base import OracleContext
 from dlfuzz.oracles.reference import Judge
 from dlfuzz.store.db import Store
+from throughput import api_judging
 
 RAY = str(Path(sys.executable).with_name("ray"))
 ENV = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
@@ -76,15 +77,9 @@ def fixed_pipeline(backends: list[str], engine_name: str, warm: int, batches: in
     # Fixed groups per signature: the stream no longer follows measured times per API.
     engine = registry.load("engine", engine_name)(seed=7, libraries=libraries,
                                                   signature_inputs=16)
-    oracles = [o for o in (registry.load("oracle", n)() for n in registry.names("oracle"))
-               if "api" in getattr(o, "case_kinds", ("api", "graph"))]
     with make_pool([WorkerConfig(b, replicas=processes_of(b, 0)) for b in backends]) as pool:
         pool.start()
-        library_of = {b: c.library for b, c in classes.items()}
-        compiled = {b: c.compiled for b, c in classes.items()}
-        judge = Judge(lambda cs, only: pool.run(cs, only=only),
-                      [b for b in backends if not compiled[b]], library_of)
-        ctx = OracleContext(judge, library_of, compiled)
+        oracles, ctx = api_judging(pool, backends)
         n_cases, exec_s, t_start = 0, 0.0, 0.0
         for i in range(warm + batches):
             if i == warm:

@@ -18,6 +18,7 @@ import argparse
 import importlib
 import time
 import timeit
+from typing import Any
 
 import numpy as np
 
@@ -46,6 +47,19 @@ API_SETS = {
 }
 
 
+def api_judging(pool: Pool, backends: list[str]) -> tuple[list[Any], OracleContext]:
+    """The oracles that judge API cases, and a context whose float64 judge re-runs
+    suspicious cases on ``pool``, as a campaign's does."""
+    classes = {b: registry.load("backend", b) for b in backends}
+    library_of = {b: c.library for b, c in classes.items()}
+    compiled = {b: c.compiled for b, c in classes.items()}
+    judge = Judge(lambda cs, only: pool.run(cs, only=only),
+                  [b for b in backends if not compiled[b]], library_of)
+    oracles = [o for o in (registry.load("oracle", n)() for n in registry.names("oracle"))
+               if "api" in getattr(o, "case_kinds", ("api", "graph"))]
+    return oracles, OracleContext(judge, library_of, compiled)
+
+
 def pipeline(backends: list[str], seconds: float, batch: int, warmup: float,
              engine_name: str = "numpy-api", replicas: int = 0,
              **engine_options: object) -> dict[str, float]:
@@ -54,16 +68,11 @@ def pipeline(backends: list[str], seconds: float, batch: int, warmup: float,
     classes = {b: registry.load("backend", b) for b in backends}
     libraries = tuple(dict.fromkeys(c.library for c in classes.values()))
     engine = engine_cls(seed=7, libraries=libraries, **engine_options)
-    oracles = [o for o in (registry.load("oracle", n)() for n in registry.names("oracle"))
-               if "api" in getattr(o, "case_kinds", ("api", "graph"))]
     # Worker processes per backend as a campaign has them (``--replicas``: 0 = default).
     with Pool([WorkerConfig(b, replicas=processes_of(b, replicas)) for b in backends]) as pool:
         pool.start()
-        library_of = {b: c.library for b, c in classes.items()}
-        compiled = {b: c.compiled for b, c in classes.items()}
-        judge = Judge(lambda cs, only: pool.run(cs, only=only),
-                      [b for b in backends if not compiled[b]], library_of)
-        ctx = OracleContext(judge, library_of, compiled)
+        oracles, ctx = api_judging(pool, backends)
+        judge = ctx.judge
         # Warm-up, not counted: first calls, first compiles, the engine's signature pools
         # filling up and its cost estimate settling (as in the first minute of a campaign).
         t_warm = time.perf_counter()
