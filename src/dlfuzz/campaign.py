@@ -31,6 +31,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,7 @@ from dlfuzz import registry
 from dlfuzz.backends.base import Backend, load_backend_class
 from dlfuzz.cases import ApiCase, Finding, Outcome
 from dlfuzz.engines.base import Engine
+from dlfuzz.engines.sharded import ShardedEngine, made
 from dlfuzz.errors import UsageError
 from dlfuzz.executor.pool import Cancelled, Pool, WorkerConfig
 from dlfuzz.oracles.base import Oracle, OracleContext
@@ -220,9 +222,12 @@ class Campaign:
         # tf-xla, torch-compile): not ``compiled``, which ONNX Runtime's optimizing mode
         # also is though its session is built in milliseconds, nor a reference run on
         # demand (synth ran 32 input sets per graph on torch,ort for either).
-        self.engine.use_backends({n: self.backends[n].compiles_per_signature
-                                  for n in self.hot})
+        compiles = {n: self.backends[n].compiles_per_signature for n in self.hot}
+        self.engine.use_backends(compiles)
         self.engine.keep_programs(store.root / "programs")  # generated programs, as .py files
+        self._engine_setup = (compiles, str(store.root / "programs"))
+        self._engine_made = partial(made, engine_cls, libraries, list(settings.apis) or None,
+                                    settings.engine_settings)
         self.progress = Progress(budget_s=settings.budget_s)
         self._stop = False
         self._stats_saved = 0.0
@@ -280,6 +285,11 @@ class Campaign:
             self.on_progress(p)
 
         versions = self.pool.start(ready)
+        nodes = self.pool.generation_nodes()
+        if len(nodes) > 1:  # an engine per node proposes its share (engines.sharded)
+            self.engine = ShardedEngine.on_nodes(self.engine, nodes, self._engine_made,
+                                                 self.settings.seed, self._engine_setup)
+        self.store.set_meta(generation_shards=len(nodes) if len(nodes) > 1 else 0)
         p.startup_s = time.time() - t0
         if self.pool.unavailable:
             self.pool.close()

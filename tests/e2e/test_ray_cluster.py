@@ -190,9 +190,13 @@ def test_worker_and_node_killed_mid_campaign_lose_nothing(cluster: Cluster,
     store = Store.open(out, "test")
     try:
         restarts = sum(int(row["restarts"]) for row in store.backend_rows())
+        shards, lost = store.meta()["generation_shards"], store.counters()
     finally:
         store.close()
     assert restarts >= 2, restarts
+    # Each node proposed its share with its own engine; the second node's died with it,
+    # and its share was proposed by the others from then on.
+    assert shards == 2 and lost.get("generation_shards_lost") == 1, (shards, lost)
 
     # Resumed on the local executor: the bug is kept, and not filed again.
     more = subprocess.run(

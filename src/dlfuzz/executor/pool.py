@@ -339,6 +339,11 @@ class Pool:
         task on a node with the backend's resources, in a copy of the folder."""
         return fn(folder, *args)
 
+    def generation_nodes(self) -> list[str]:
+        """Nodes to generate cases on, one engine each (``engines.sharded``); empty: the
+        campaign's own engine proposes everything, here."""
+        return []
+
     def node_stats(self) -> dict[str, dict[str, Any]]:
         """Per node of a cluster, its worker processes and cases (the live status);
         empty for a pool on this host alone."""

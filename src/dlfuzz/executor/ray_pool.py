@@ -416,6 +416,10 @@ class RayPool(Pool):
         node = hosts[process % len(hosts)] if process >= 0 and hosts else None
         return RemoteWorker(config, stop, node, self._env)
 
+    def generation_nodes(self) -> list[str]:
+        """Every node of the cluster, head first (``engines.sharded``)."""
+        return [n["NodeID"] for n in self.nodes()]
+
     # ---- what the live status shows -------------------------------------------------
     def node_stats(self) -> dict[str, dict[str, Any]]:
         """Per node (its id's first 8 hex digits): worker actors per backend and the
