@@ -105,8 +105,11 @@ class ShardedEngine(Engine):
 
         if not self._ready:
             compiled, programs = self._setup
-            ray.get([s.setup.remote(compiled, programs, self._stats_loaded)
-                     for s in self.shards])
+            # Each shard's generated programs in a folder of their own: two engines
+            # number their files alike.
+            ray.get([s.setup.remote(compiled, programs and f"{programs}/shard-{k}",
+                                    self._stats_loaded)
+                     for k, s in enumerate(self.shards)])
             self._ready = True
         k = len(self.shards)
         if not k:  # every shard's node died
