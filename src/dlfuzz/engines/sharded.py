@@ -162,8 +162,8 @@ class ShardedEngine(Engine):
         return total
 
     def api_stats(self) -> dict[str, dict[str, float]]:
-        """Per API, the shards' rows added (cases and counts); a rate is the mean of
-        the shards that tried the API, weighted by their cases."""
+        """Per API, the shards' rows added (cases and counts); a rate is the plain mean
+        over the shards that tried the API."""
         merged: dict[str, dict[str, float]] = {}
         for rows in self._stats:
             for api, row in rows.items():

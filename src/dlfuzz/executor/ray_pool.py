@@ -50,7 +50,7 @@ from dlfuzz.cases import Outcome
 from dlfuzz.errors import UsageError
 from dlfuzz.executor.cancel import POLL_S, Cancelled, StopSignal
 from dlfuzz.executor.host import BackendUnavailable, Worker, WorkerConfig, WorkerStats
-from dlfuzz.executor.pool import Pool
+from dlfuzz.executor.pool import _SUMMED_STATS, Pool
 from dlfuzz.executor.protocol import encode_cases
 
 T = TypeVar("T")
@@ -124,7 +124,7 @@ class BackendActor:
 def _summed(a: WorkerStats, b: WorkerStats) -> WorkerStats:
     """``b`` with ``a``'s counters added (version, start time and memory: ``b``'s)."""
     return replace(b, **{k: getattr(a, k) + getattr(b, k)
-                         for k in ("cases", "restarts", "crashes", "timeouts", "idle_deaths")})
+                         for k in _SUMMED_STATS if k != "busy_s"})  # busy: the host's own
 
 
 @functools.cache
