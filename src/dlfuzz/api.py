@@ -244,6 +244,7 @@ def run(out: str | Path | None = None, *, resume: str | Path | None = None,
         inputs_per_model: int | None = None, generator: str | None = None,
         violate_share: float | None = None, edge_share: float | None = None,
         signature_inputs: int | None = None, specials: bool | None = None,
+        gradients: bool | None = None,
         spec_file: str | Path | Sequence[str | Path] | None = None,
         seed_program: str | Sequence[str] | None = None,
         program_data: str | Path | None = None, times_mt: int | None = None,
@@ -256,7 +257,7 @@ def run(out: str | Path | None = None, *, resume: str | Path | None = None,
 
     Every keyword is the ``dlfuzz run`` option of the same name (``--seed-model`` is
     ``seed_model``, ``--no-reduce`` is ``reduce=False``, ``--no-specials`` is
-    ``specials=False``, ``--python``/``--preload`` are mappings backend -> value); None
+    ``specials=False``, ``--no-gradients`` is ``gradients=False``, ``--python``/``--preload`` are mappings backend -> value); None
     means "not given" (the config file, profile or default decides). ``budget`` and
     ``timeout`` are seconds or duration strings. ``on_progress`` is called after each
     batch with the live ``Progress``. Bad values raise ``UsageError`` before any folder
@@ -275,7 +276,7 @@ def run(out: str | Path | None = None, *, resume: str | Path | None = None,
         "reduce": reduce, "method": method, "inputs_per_model": inputs_per_model,
         "seed_models": _names(seed_model, "seed_model"), "generator": generator,
         "violate_share": violate_share, "edge_share": edge_share,
-        "signature_inputs": signature_inputs, "specials": specials,
+        "signature_inputs": signature_inputs, "specials": specials, "gradients": gradients,
         "spec_files": _paths(spec_file), "seed_programs": _names(seed_program, "seed_program"),
         "times_mt": times_mt,
         "program_data": str(Path(program_data).resolve()) if program_data else None,

@@ -30,6 +30,7 @@ ORACLES: dict[str, str] = {
     "dtype": "dlfuzz.oracles.dtype:DtypeOracle",
     "boundary": "dlfuzz.oracles.boundary:BoundaryOracle",
     "determinism": "dlfuzz.oracles.determinism:DeterminismOracle",
+    "gradient": "dlfuzz.oracles.gradient:GradientOracle",
     "program-state": "dlfuzz.oracles.program:ProgramStateOracle",
     "program-cross": "dlfuzz.oracles.program:KerasCrossOracle",
     "program-performance": "dlfuzz.oracles.program:PerformanceOracle",
@@ -44,6 +45,7 @@ EXECUTORS: dict[str, str] = {
 # How triage, bug folders, oracles and the report treat each kind of case (``case.kind``).
 CASE_KINDS: dict[str, str] = {
     "api": "dlfuzz.kinds.api:ApiKind",
+    "grad": "dlfuzz.kinds.grad:GradKind",
     "graph": "dlfuzz.kinds.graph:GraphKind",
     "program": "dlfuzz.kinds.program:ProgramKind",
 }

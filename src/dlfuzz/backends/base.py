@@ -22,6 +22,10 @@ import numpy as np
 from dlfuzz.cases import ApiCase, Call, DType, GraphCase, Ref
 from dlfuzz.libraries import ResolveError, resolve
 
+# Central finite differences step along the direction, times max(1, |largest input|):
+# near the cube root of float64's epsilon, where truncation and rounding errors meet.
+FD_STEP = 2.0 ** -17
+
 
 class StageError(Exception):
     """Wraps a library exception with the stage it happened in (prepare/compile/call/fetch)."""
@@ -155,6 +159,144 @@ class Backend:
         except Exception as exc:
             raise StageError(stage) from exc
         return self._fetch(result)
+
+    # ---- gradients (GradCase) ---------------------------------------------------------
+    def run_grad(self, case: Any) -> tuple[np.ndarray, ...]:
+        """The reverse-mode gradient of an API call and a float64 check of it.
+
+        Outputs: per differentiated input (``case.wrt``), the gradient of the cotangent-
+        weighted sum of the call's floating outputs, in the input's dtype, computed in
+        this backend's mode (a compile mode compiles the backward too); then one float64
+        vector, ``cases.grad.CHECKS``: the same gradient at the input upcast to float64,
+        projected on a random direction ``v`` (reverse), forward mode along ``v``
+        (forward, NaN where this backend has none), and central finite differences of the
+        library's own eager forward pass along ``v`` at two steps, the one-sided slope
+        gap that marks a kink, and the magnitudes the oracle scales its tolerance with.
+        A backend without "grad" in ``case_kinds`` raises here (stage ``prepare``); one
+        with it implements ``floating``, ``vjp`` and ``jvp``.
+        """
+        from dlfuzz.cases.grad import CHECKS, cotangent, direction
+
+        call = case.call_for(self.library)
+        if call is None or "grad" not in self.case_kinds:
+            raise StageError("prepare") from NotImplementedError(
+                f"backend {self.name} runs no gradient cases of {case.api}")
+        wrt = case.wrt
+        if not wrt:
+            raise StageError("prepare") from ValueError("no floating input to differentiate")
+        try:
+            fn = self.resolve(call.target)
+            arrays = [t.to_numpy() for t in case.tensors]
+        except ResolveError as exc:
+            raise StageError("prepare") from (exc.__cause__ or exc)
+        except Exception as exc:
+            raise StageError("prepare") from exc
+        self.prepare_api()
+        g = self._differentiable(call, fn, wrt)
+        key = (call.static_key(), id(fn), wrt)
+
+        def gradient(inputs: list[np.ndarray], compiled: bool
+                     ) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
+            natives = [self.to_native(a) for a in inputs]
+            primals = [natives[i] for i in wrt]
+            try:
+                outs = [np.asarray(self.to_numpy(o)) for o in g(primals, natives)]
+            except Exception as exc:
+                raise StageError("call") from exc
+            if not outs:
+                raise StageError("prepare") from ValueError(
+                    "no floating output to differentiate")
+            cots = [cotangent(case.seed, k, o.shape).astype(o.dtype) for k, o in enumerate(outs)]
+            specs = tuple(self.spec_of(n) for n in natives)
+            try:
+                grads = self.vjp(g, primals, natives, [self.to_native(c) for c in cots],
+                                 (key, specs) if compiled else None)
+                result = [np.asarray(self.to_numpy(x)) for x in grads]
+            except Exception as exc:
+                raise StageError("backward") from exc
+            return result, outs, cots
+
+        grads, _, _ = gradient(arrays, self.compiled)
+        wide = [a.astype(np.float64) if i in wrt else a for i, a in enumerate(arrays)]
+        grads64, outs64, cots64 = gradient(wide, self.compiled)
+        vs = [direction(case.seed, i, arrays[i].shape) for i in wrt]
+        natives64 = [self.to_native(a) for a in wide]
+        reverse = sum(float(np.sum(gr.astype(np.float64) * v)) for gr, v in zip(grads64, vs,
+                                                                                  strict=True))
+        scale = sum(float(np.sum(np.abs(gr.astype(np.float64) * v)))
+                    for gr, v in zip(grads64, vs, strict=True))
+        forward = float("nan")
+        if not self.compiled:
+            try:
+                tangents = self.jvp(g, [natives64[i] for i in wrt], natives64,
+                                    [self.to_native(v) for v in vs])
+                forward = sum(float(np.sum(np.asarray(self.to_numpy(t), np.float64) * c))
+                              for t, c in zip(tangents, cots64, strict=True))
+            except Exception:  # noqa: BLE001 - forward mode missing for an op: no check
+                forward = float("nan")
+        biggest = max((float(np.max(np.abs(wide[i]))) for i in wrt if wide[i].size),
+                      default=1.0)
+        step = FD_STEP * max(1.0, biggest)
+
+        def loss(t: float) -> float:
+            moved = [self.to_native(wide[i] + t * v) for i, v in zip(wrt, vs, strict=True)]
+            try:
+                outs = g(moved, natives64)
+                return sum(float(np.sum(np.asarray(self.to_numpy(o), np.float64) * c))
+                           for o, c in zip(outs, cots64, strict=True))
+            except Exception:  # noqa: BLE001 - the input moved off the domain: no check
+                return float("nan")
+
+        with np.errstate(all="ignore"):
+            at = {t: loss(t * step) for t in (-2, -1, 1, 2)}
+            value = sum(float(np.sum(np.abs(o.astype(np.float64) * c)))
+                        for o, c in zip(outs64, cots64, strict=True))
+            centre = sum(float(np.sum(o.astype(np.float64) * c))
+                         for o, c in zip(outs64, cots64, strict=True))
+            fd = (at[1] - at[-1]) / (2 * step)
+            fd_wide = (at[2] - at[-2]) / (4 * step)
+            kink = abs(at[1] - 2 * centre + at[-1]) / step
+            flat = float(at[1] == centre == at[-1])
+        checks = dict(reverse=reverse, forward=forward, fd=fd, fd_wide=fd_wide, kink=kink,
+                      scale=scale, value=value, flat=flat, step=step)
+        return (*grads, np.array([checks[name] for name in CHECKS], dtype=np.float64))
+
+    def _differentiable(self, call: Call, fn: Callable[..., Any], wrt: tuple[int, ...]
+                        ) -> Callable[[list[Any], list[Any]], list[Any]]:
+        """``g(primals, natives)``: the call with the differentiated inputs replaced by
+        ``primals``, its floating outputs as a list (what the cotangents weigh)."""
+        def g(primals: list[Any], natives: list[Any]) -> list[Any]:
+            full = list(natives)
+            for i, p in zip(wrt, primals, strict=True):
+                full[i] = p
+            args, kwargs = self.substitute(call, full)
+            return [o for o in self._natives(fn(*args, **kwargs)) if self.floating(o)]
+        return g
+
+    def _natives(self, value: Any) -> list[Any]:
+        """The library tensors of a call's result, nested tuples and lists flattened."""
+        if isinstance(value, tuple | list):
+            return [x for item in value for x in self._natives(item)]
+        return [value] if self.is_tensor(value) else []
+
+    def prepare_api(self) -> None:
+        """Process-wide switches API calls run under (TF's NumPy behaviour)."""
+
+    def floating(self, native: Any) -> bool:
+        """Whether a library tensor is real floating point (what has a gradient)."""
+        raise NotImplementedError
+
+    def vjp(self, g: Callable[[list[Any], list[Any]], list[Any]], primals: list[Any],
+            natives: list[Any], cotangents: list[Any], key: Any) -> list[Any]:
+        """The library's reverse mode: ``J^T c`` of ``g`` at ``primals``, one gradient per
+        primal (zeros where an output does not depend on it). ``key`` is None in eager
+        mode; in a compile mode it names the compiled backward to cache and reuse."""
+        raise NotImplementedError
+
+    def jvp(self, g: Callable[[list[Any], list[Any]], list[Any]], primals: list[Any],
+            natives: list[Any], tangents: list[Any]) -> list[Any]:
+        """The library's forward mode: ``J v`` of ``g`` at ``primals``, per output."""
+        raise NotImplementedError
 
     # ---- programs (ProgramCase, MoCo) --------------------------------------------------
     def run_program(self, case: Any) -> tuple[np.ndarray, ...]:
@@ -359,6 +501,13 @@ class Backend:
         return ("def _as_list(t):\n"
                 "    a = np.asarray(t)\n"
                 "    return (a.astype(np.float64) if a.dtype.name == 'bfloat16' else a).tolist()\n")
+
+    def repro_gradient(self) -> str:
+        """Source of a gradient reproducer's library helpers (``kinds/grad_repro.py``):
+        ``_floating(t)``, ``_numpy(t)``, ``_tensor(array)``, ``_vjp(f, primals, cots)``
+        (this mode's reverse mode, gradients as library tensors) and ``_jvp(f, primals,
+        tangents)`` (forward mode, per output). "" for a backend without autodiff."""
+        return ""
 
     def repro_to_list(self, expr: str) -> str:
         """Expression turning one output tensor into ``(nested list, dtype name)``."""

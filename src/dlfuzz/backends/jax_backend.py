@@ -22,7 +22,7 @@ class JaxBackend(Backend):
     library = LIBRARY.name
     repro_import = LIBRARY.repro_header
     lowering = LIBRARY.lowering
-    case_kinds = ("api", "graph")
+    case_kinds = ("api", "graph", "grad")
 
     def setup(self) -> None:
         if worker_threads() == 1:
@@ -50,8 +50,29 @@ class JaxBackend(Backend):
     def is_tensor(self, value: Any) -> bool:
         return isinstance(value, self.jax.Array)
 
+    # ---- gradients: jax.vjp (reverse), jax.jvp (forward) --------------------------------
+    def floating(self, native: Any) -> bool:
+        return bool(self.jnp.issubdtype(native.dtype, self.jnp.floating))
+
+    def vjp(self, g: Callable[[list[Any], list[Any]], list[Any]], primals: list[Any],
+            natives: list[Any], cotangents: list[Any], key: Any) -> list[Any]:
+        return list(_vjp(self.jax, g, primals, natives, cotangents))
+
+    def jvp(self, g: Callable[[list[Any], list[Any]], list[Any]], primals: list[Any],
+            natives: list[Any], tangents: list[Any]) -> list[Any]:
+        _, out = self.jax.jvp(lambda *ps: g(list(ps), natives), tuple(primals), tuple(tangents))
+        return list(out)
+
     def repro_setup(self) -> str:
         return 'jax.config.update("jax_enable_x64", True)'
+
+    def repro_gradient(self) -> str:
+        return _JAX_GRADIENT.replace("BACKWARD", self.repro_backward())
+
+    def repro_backward(self) -> str:
+        """``_backward(ps, cs)``: the pullback as this mode runs it."""
+        return ("def _backward(f, ps, cs):\n"
+                "    return jax.vjp(lambda *p: f(*p), *ps)[1](cs)\n")
 
     def repro_tensor(self, values: str, dtype: str, shape: tuple[int, ...]) -> str:
         return f"jnp.array({values}, dtype={self.repro_dtype(dtype)}).reshape({shape!r})"
@@ -80,9 +101,55 @@ class JaxJitBackend(JaxBackend):
     def compile_model(self, model: Callable[..., Any]) -> Callable[..., Any]:
         return self.jax.jit(model)
 
+    def vjp(self, g: Callable[[list[Any], list[Any]], list[Any]], primals: list[Any],
+            natives: list[Any], cotangents: list[Any], key: Any) -> list[Any]:
+        """``jax.jit`` of the whole backward, compiled once per call and signature."""
+        compiled = self._compiled.get(("grad", key))
+        if compiled is None:
+            jax = self.jax
+            compiled = self._compiled[("grad", key)] = jax.jit(
+                lambda ps, ns, cs: _vjp(jax, g, ps, ns, cs))
+        return list(compiled(primals, natives, cotangents))
+
     def repro_compile_model(self, name: str) -> str:
         return f"{name} = jax.jit({name})"
+
+    def repro_backward(self) -> str:
+        return ("def _backward(f, ps, cs):\n"
+                "    return jax.jit(lambda ps, cs: jax.vjp(lambda *p: f(*p), *ps)[1](cs))(ps, cs)\n")
 
     def repro_call(self, call_expr: str, tensor_names: list[str]) -> str:
         params = ", ".join(tensor_names)
         return f"jax.jit(lambda {params}: {call_expr})({params})"
+
+
+_JAX_GRADIENT = '''
+def _floating(t):
+    return isinstance(t, jax.Array) and jnp.issubdtype(t.dtype, jnp.floating)
+
+
+def _numpy(t):
+    return np.asarray(t)
+
+
+def _tensor(a):
+    return jnp.asarray(a)
+
+
+BACKWARD
+
+def _vjp(f, primals, cots):
+    return list(_backward(f, list(primals), [jnp.asarray(c) for c in cots]))
+
+
+def _jvp(f, primals, tangents):
+    return list(jax.jvp(lambda *ps: f(*ps), tuple(primals),
+                        tuple(jnp.asarray(t) for t in tangents))[1])
+'''
+
+
+def _vjp(jax: Any, g: Callable[[list[Any], list[Any]], list[Any]], primals: list[Any],
+         natives: list[Any], cotangents: list[Any]) -> tuple[Any, ...]:
+    _, pullback = jax.vjp(lambda *ps: g(list(ps), natives), *primals)
+    grads: tuple[Any, ...] = pullback(list(cotangents))
+    return grads

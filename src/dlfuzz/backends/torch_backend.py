@@ -23,7 +23,7 @@ class TorchBackend(Backend):
     library = LIBRARY.name
     repro_import = LIBRARY.repro_header
     lowering = LIBRARY.lowering
-    case_kinds: ClassVar[tuple[str, ...]] = ("api", "graph", "program")
+    case_kinds: ClassVar[tuple[str, ...]] = ("api", "graph", "program", "grad")
 
     def setup(self) -> None:
         import torch
@@ -55,6 +55,28 @@ class TorchBackend(Backend):
     def is_tensor(self, value: Any) -> bool:
         return isinstance(value, self.torch.Tensor)
 
+    # ---- gradients: autograd (reverse), torch.func.jvp (forward) ------------------------
+    def floating(self, native: Any) -> bool:
+        return bool(native.dtype.is_floating_point)
+
+    def vjp(self, g: Callable[[list[Any], list[Any]], list[Any]], primals: list[Any],
+            natives: list[Any], cotangents: list[Any], key: Any) -> list[Any]:
+        torch = self.torch
+        leaves = [p.detach().clone().requires_grad_(True) for p in primals]
+        with torch.enable_grad():
+            outs = self.traced(g, key)(leaves, natives)
+        return _autograd(torch, outs, leaves, cotangents)
+
+    def traced(self, g: Callable[..., Any], key: Any) -> Callable[..., Any]:
+        """``g`` as this mode runs it: itself in eager mode."""
+        return g
+
+    def jvp(self, g: Callable[[list[Any], list[Any]], list[Any]], primals: list[Any],
+            natives: list[Any], tangents: list[Any]) -> list[Any]:
+        _, out = self.torch.func.jvp(lambda *ps: tuple(g(list(ps), natives)), tuple(primals),
+                                     tuple(tangents))
+        return list(out)
+
     def repro_tensor(self, values: str, dtype: str, shape: tuple[int, ...]) -> str:
         return f"torch.tensor({values}, dtype={self.repro_dtype(dtype)}).reshape({shape!r})"
 
@@ -64,6 +86,13 @@ class TorchBackend(Backend):
     def repro_model_input(self, name: str) -> str:
         return (f"(torch.from_numpy({name}.view(np.int16)).view(torch.bfloat16) "
                 f"if {name}.dtype.name == 'bfloat16' else torch.from_numpy({name}))")
+
+    def repro_gradient(self) -> str:
+        return _TORCH_GRADIENT.replace("COMPILE(f)", self.repro_compiled_gradient("f"))
+
+    def repro_compiled_gradient(self, name: str) -> str:
+        """The function a gradient reproducer differentiates (compiled in compile mode)."""
+        return name
 
     def repro_helpers(self) -> str:
         return ("def _as_list(t):\n"
@@ -77,7 +106,7 @@ class TorchCompileBackend(TorchBackend):
     name = "torch-compile"
     compiled = True
     compiles_per_signature = True
-    case_kinds = ("api", "graph")  # programs run eagerly only (the torch backend)
+    case_kinds = ("api", "graph", "grad")  # programs run eagerly only (the torch backend)
     case_timeout_factor = 12.0
 
     def setup(self) -> None:
@@ -107,6 +136,19 @@ class TorchCompileBackend(TorchBackend):
                                    bound.__closure__)
         return self.torch.compile(fresh, dynamic=False, fullgraph=False)
 
+    def traced(self, g: Callable[..., Any], key: Any) -> Callable[..., Any]:
+        """``g`` compiled once per call and input signature: AOTAutograd traces its
+        backward too, which ``torch.autograd.grad`` then runs compiled."""
+        compiled = self._compiled.get(("grad", key))
+        if compiled is None:
+            self._serial += 1
+            code = g.__code__.replace(co_name=f"dlfuzz_grad_{self._serial}")
+            fresh = types.FunctionType(code, g.__globals__, code.co_name, g.__defaults__,
+                                       g.__closure__)
+            compiled = self._compiled[("grad", key)] = self.torch.compile(
+                fresh, dynamic=False, fullgraph=False)
+        return compiled
+
     def compile_model(self, model: Callable[..., Any]) -> Callable[..., Any]:
         # Default dynamic-shape policy: a second input shape recompiles with symbolic
         # shapes, the cache-reuse path DLJSFuzzer's tensor mutations aim at.
@@ -119,3 +161,48 @@ class TorchCompileBackend(TorchBackend):
     def repro_call(self, call_expr: str, tensor_names: list[str]) -> str:
         params = ", ".join(tensor_names)
         return f"torch.compile(lambda {params}: {call_expr}, dynamic=False)({params})"
+
+    def repro_compiled_gradient(self, name: str) -> str:
+        return f"torch.compile({name}, dynamic=False)"
+
+
+_TORCH_GRADIENT = '''
+def _floating(t):
+    return isinstance(t, torch.Tensor) and t.dtype.is_floating_point
+
+
+def _numpy(t):
+    return t.detach().numpy()
+
+
+def _tensor(a):
+    return torch.from_numpy(np.ascontiguousarray(a))
+
+
+def _vjp(f, primals, cots):
+    leaves = [p.detach().clone().requires_grad_(True) for p in primals]
+    outs = COMPILE(f)(*leaves)
+    pairs = [(o, _tensor(c)) for o, c in zip(outs, cots) if o.requires_grad]
+    if not pairs:
+        return [torch.zeros_like(x) for x in leaves]
+    grads = torch.autograd.grad([o for o, _ in pairs], leaves,
+                                grad_outputs=[c for _, c in pairs], allow_unused=True)
+    return [torch.zeros_like(x) if g is None else g for g, x in zip(grads, leaves)]
+
+
+def _jvp(f, primals, tangents):
+    return list(torch.func.jvp(lambda *ps: tuple(f(*ps)), tuple(primals),
+                               tuple(_tensor(t) for t in tangents))[1])
+'''
+
+
+def _autograd(torch: Any, outs: list[Any], leaves: list[Any], cotangents: list[Any]
+              ) -> list[Any]:
+    """``J^T c`` by ``torch.autograd.grad``; zeros for a leaf no output depends on."""
+    pairs = [(o, c) for o, c in zip(outs, cotangents, strict=True) if o.requires_grad]
+    if not pairs:
+        return [torch.zeros_like(x) for x in leaves]
+    grads = torch.autograd.grad([o for o, _ in pairs], leaves,
+                                grad_outputs=[c for _, c in pairs], allow_unused=True)
+    return [torch.zeros_like(x) if gr is None else gr for gr, x in zip(grads, leaves,
+                                                                      strict=True)]

@@ -71,6 +71,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-specials", action="store_true",
                    help="api engine: no NaN/Inf in generated tensors (IEEE corner cases "
                         "where libraries legitimately differ, e.g. inf weights over padding)")
+    p.add_argument("--no-gradients", action="store_true",
+                   help="api engines: do not check backward passes (by default a share of "
+                        "the differentiable cases also runs its reverse-mode gradient in "
+                        "torch, JAX and TF, eager and compiled, judged against finite "
+                        "differences, forward mode and the other libraries)")
     p.add_argument("--spec-file", action="append", metavar="PATH",
                    help="api engine: a format-2 spec file instead of the built-in ones "
                         "(repeatable; see `dlfuzz specs`)")
@@ -127,6 +132,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         "generator": args.generator, "violate_share": args.violate_share,
         "edge_share": args.edge_share, "signature_inputs": args.signature_inputs,
         "specials": False if args.no_specials else None,
+        "gradients": False if args.no_gradients else None,
         "spec_files": tuple(args.spec_file) if args.spec_file else None,
         "seed_programs": tuple(args.seed_program) if args.seed_program else None,
         "times_mt": args.times_mt,

@@ -39,6 +39,7 @@ TORCH = Library(
     program_files={"knowledge": "torch_nn.json", "context": "torch_context.json",
                    "similarity": "torch_similarity.json"},
     program_backends=("torch",),
+    autodiff=True,
 )
 
 JAX = Library(
@@ -54,6 +55,7 @@ JAX = Library(
     namespaces=("jax.numpy", "jax.nn", "jax.lax", "jax.scipy.special", "jax.numpy.linalg",
                 "jax.numpy.fft", "jax.scipy.linalg", "jax.ops"),
     numpy_module="jax.numpy", linalg_module="jax.numpy.linalg", api_spec="jax.json",
+    autodiff=True,
 )
 
 TF = Library(
@@ -70,6 +72,7 @@ TF = Library(
                 "tensorflow.image", "tensorflow.bitwise", "tensorflow"),
     numpy_module="tensorflow.experimental.numpy", linalg_module="tensorflow.linalg",
     api_spec="tf.json",
+    autodiff=True,
 )
 
 ONNXRUNTIME = Library(

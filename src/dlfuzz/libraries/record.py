@@ -54,6 +54,8 @@ class Library:
     layers: str = ""  # prefix of the layer classes programs use ("torch.nn.")
     program_files: Mapping[str, str] = field(default_factory=dict)  # program engine data
     program_backends: tuple[str, ...] = ()  # backends that run this library's programs
+    # reverse- and forward-mode autodiff its backends run (gradient cases, ``cases.grad``)
+    autodiff: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "dtypes", _frozen(self.dtypes))

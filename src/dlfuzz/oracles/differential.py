@@ -43,7 +43,7 @@ def _outputs(o: Outcome) -> tuple[np.ndarray, ...]:
     return tuple(t.to_numpy() for t in o.outputs)
 
 
-def _suspicious(case: ApiCase, outcomes: dict[str, Outcome]) -> bool:
+def suspicious(case: ApiCase, outcomes: dict[str, Outcome]) -> bool:
     """Whether the ok backends disagree enough to judge: beyond the looser dtype
     tolerance, and for a model beyond half its rounding budget (``model_rounding``).
     Two backends within ``c * budget`` tolerances of each other leave the worse one at
@@ -79,7 +79,7 @@ class DifferentialOracle(Oracle):
         items = [(case, canonical_outcomes(case, outcomes)) for case, outcomes in items]
         # A violate-mode input has no right answer to compare: the boundary oracle's.
         suspects = [i for i, (case, outcomes) in enumerate(items)
-                    if not getattr(case, "invalid", False) and _suspicious(case, outcomes)]
+                    if not getattr(case, "invalid", False) and suspicious(case, outcomes)]
         if not suspects:
             return results
         ctx.stats["suspicious"] += len(suspects)
@@ -161,7 +161,7 @@ class DifferentialOracle(Oracle):
     def _finding(self, case: ApiCase, o: Outcome, verdict: Verdict, method: str,
                  libraries: tuple[str, ...], suspect: Suspect | None = None) -> Finding:
         dtypes = input_dtypes(case)
-        msg = _message(case, o.backend, verdict, method, libraries)
+        msg = verdict_message(case, o.backend, verdict, method, libraries)
         extra = {}
         if suspect is not None and suspect.node:
             # LEMON's unit of a model bug: (library, layer kind).
@@ -182,7 +182,7 @@ class DifferentialOracle(Oracle):
                        ratio=float(min(verdict.ratio, 1e300)), **extra)
 
 
-def _message(case: ApiCase, backend: str, verdict: Verdict, method: str,
+def verdict_message(case: ApiCase, backend: str, verdict: Verdict, method: str,
              libraries: tuple[str, ...]) -> str:
     """One sentence a person reads at a glance: who gives what where the reference gives
     what, at which element, how many elements, and against which tolerance."""

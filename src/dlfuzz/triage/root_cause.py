@@ -146,6 +146,8 @@ def mechanism(symptom: str, message: str, details: Mapping[str, Any],
     if symptom == "boundary":
         constraint = str(details.get("constraint") or details.get("edge_param") or "")
         return f"accepts-invalid:{constraint_params(constraint)}"
+    if symptom == "gradient":  # reverse/forward vs finite differences, eager/compiled
+        return f"gradient:{details.get('mode') or 'reverse'}"
     if symptom in ("numeric", "nan"):
         if details.get("ill_conditioned"):
             return "ill-conditioned"

@@ -9,7 +9,7 @@ detail keys, whether special values (``special_values``), an ill-conditioned inp
 (``demoted``) is involved; this module maps that to one class:
 
 * ``crash``: the worker died (signal, abort), hung past the limit, or ran out of memory.
-* ``wrong-result``: a numeric or NaN symptom on finite, valid, well-conditioned inputs,
+* ``wrong-result``: a numeric, NaN or gradient symptom on finite, valid, well-conditioned inputs,
   off the float64 reference beyond the dtype tolerance, and not demoted.
 * ``special-value``: the numeric disagreement involves NaN/±Inf/overflow or an
   ill-conditioned input (IEEE-fixed deviations are still reported, in this class).
@@ -40,7 +40,8 @@ _BY_SYMPTOM = {
     "shape": "inconsistency", "dtype": "inconsistency",
     "performance": "performance",
 }
-_NUMERIC = ("numeric", "nan")
+# A wrong gradient is a wrong number too (issue: the precision rules apply to it).
+_NUMERIC = ("numeric", "nan", "gradient")
 # Status findings (``details["kind"]``) that mean "a valid input was rejected"; every
 # other status finding (mode, internal, cross-backend) is an inconsistency.
 _REJECTED_VALID = ("valid program raised", "rejected valid")

@@ -53,6 +53,7 @@ import numpy as np
 from dlfuzz.cases import ApiCase, DType, Finding, Outcome
 from dlfuzz.engines.api.constraints import Env, holds, make, provenance
 from dlfuzz.engines.api.edges import edge_group
+from dlfuzz.engines.api.gradients import GradientQueue
 from dlfuzz.engines.api.libspecs import (
     LIBRARY_FILES,
     LibSpec,
@@ -143,7 +144,8 @@ class ApiEngine(Engine):
                  specs: Mapping[str, LibSpec] | None = None,
                  counterparts: Mapping[str, Sequence[Any]] | None = None,
                  group_size: tuple[int, int] | None = None,
-                 signature_inputs: int = 0) -> None:
+                 signature_inputs: int = 0,
+                 gradients: bool = True) -> None:
         if generator not in GENERATORS:
             raise UsageError(f"--generator {generator!r}: choose one of {', '.join(GENERATORS)}")
         if not 0.0 <= violate_share <= 1.0:
@@ -192,6 +194,8 @@ class ApiEngine(Engine):
             raise UsageError(f"group_size {self.group_size!r} must be (low, high) with "
                              "1 <= low <= high")
         self.seed = seed
+        # Backward passes of cases that ran (engines/api/gradients.py); None: --no-gradients.
+        self.gradients = GradientQueue() if gradients else None
         self.stats: dict[str, ApiStats] = {n: ApiStats() for n in self.names}
         self.learned: dict[str, list[str]] = {}
         self.violations: dict[str, int] = {}
@@ -227,8 +231,8 @@ class ApiEngine(Engine):
         self._pending = []
 
     # ---- Engine protocol ----------------------------------------------------------------
-    def propose(self, n: int) -> list[ApiCase]:
-        out: list[ApiCase] = []
+    def propose(self, n: int) -> list[Any]:
+        out: list[Any] = self.gradients.take(n) if self.gradients is not None else []
         while len(out) < n:
             if not self._pending:
                 self._pending = self._next_group()
@@ -239,6 +243,11 @@ class ApiEngine(Engine):
 
     def feedback(self, case: Any, outcomes: Mapping[str, Outcome],
                  findings: Sequence[Finding]) -> None:
+        if getattr(case, "kind", "api") == "grad":
+            if self.gradients is not None:
+                self.gradients.counts["gradient_cases_run"] += 1
+                self.gradients.counts["gradient_findings"] += len(findings)
+            return
         stats = self.stats.get(getattr(case, "api", ""))
         draw = self._draws.pop(getattr(case, "id", ""), None)
         if stats is None:
@@ -262,6 +271,8 @@ class ApiEngine(Engine):
             stats.violate_native += any(o.status == "exception" and o.exc_type in
                                         NATIVE_ERRORS for o in own)
             return
+        if self.gradients is not None:
+            self.gradients.offer(case, outcomes, findings, not spec.random)
         self._measure(case, outcomes)
         stats.tried += 1
         stats.ran_somewhere += any(o.ok for o in own)
@@ -447,6 +458,10 @@ class ApiEngine(Engine):
         params = tuple(replace(p, range=None) if p.name in named and p.range else p
                        for p in spec.params)
         return replace(spec, params=params), frozenset(c.text for c in trusted)
+
+    def counters(self) -> Mapping[str, int]:
+        """Gradient cases queued and run, and their findings."""
+        return dict(self.gradients.counts) if self.gradients is not None else {}
 
     def is_deterministic(self, case: ApiCase) -> bool:
         """Whether the case's API gives the same bits for the same input (not dropout)."""

@@ -27,6 +27,8 @@ class ApiEngineSettings(EngineSettings):
     spec_files: tuple[str, ...] = field(default=(), metadata={"flag": "--spec-file"})
     # NaN/Inf/extreme values in generated tensors
     specials: bool = field(default=True, metadata={"flag": "--no-specials"})
+    # the backward pass of differentiable cases, checked (engines/api/gradients.py)
+    gradients: bool = field(default=True, metadata={"flag": "--no-gradients"})
     # inputs per signature, every group a new signature (0: groups grow and signatures
     # are reused as the measured compile cost asks, which depends on the machine)
     signature_inputs: int = 0
@@ -53,6 +55,8 @@ class NumpyApiEngineSettings(EngineSettings):
 
     # as ApiEngineSettings.signature_inputs
     signature_inputs: int = 0
+    # as ApiEngineSettings.gradients
+    gradients: bool = field(default=True, metadata={"flag": "--no-gradients"})
 
     def validate(self) -> None:
         _check_signature_inputs(self)

@@ -1,0 +1,132 @@
+"""A gradient case: the backward pass of one API case, in every library with autodiff.
+
+Every library already runs the forward pass of an API case; a ``GradCase`` asks each
+backend of an autodiff library for the reverse-mode gradient of that same call at the same
+input, with a cotangent drawn from the case's ``seed``: ``J^T c`` per floating input (the
+vector-Jacobian product, what a training step's backward computes). Beside the gradients,
+each backend reports a float64 check of itself (``GradientChecks``): its own reverse mode
+and forward mode along a random direction ``v``, against central finite differences of its
+own forward pass. The gradient oracle (``oracles/gradient.py``) compares the gradients
+across libraries and reads the checks.
+
+Cotangents and directions are drawn on a grid of quarter steps (±0.25 ... ±2), exactly
+representable in every floating dtype down to bfloat16, so the float64 reference runs of a
+float32 case use the very same cotangent; the draw depends only on the seed, the output or
+input index and its shape, so it is the same in every worker and in every reproducer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from dlfuzz.cases.api import ApiCase
+from dlfuzz.cases.core import FLOAT_DTYPES, Call, Tensor
+from dlfuzz.libraries import get, is_known
+
+# Floating dtypes differentiated: half types round the gradient too coarsely for the
+# finite differences to judge it; complex gradients follow different conventions
+# (PyTorch's conjugate Wirtinger derivative, JAX's non-conjugated one).
+GRAD_DTYPES = ("float32", "float64")
+_GRID = np.array([-2.0, -1.5, -1.0, -0.75, -0.5, -0.25, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0])
+
+# The layout of the last output of every backend's run of a gradient case: its float64
+# self-check (``Backend.run_grad``). Names, in order:
+CHECKS = ("reverse", "forward", "fd", "fd_wide", "kink", "scale", "value", "flat", "step")
+
+
+@dataclass(frozen=True)
+class GradCase:
+    """The backward pass of ``base`` (an API case), cotangents drawn from ``seed``."""
+
+    base: ApiCase
+    seed: int
+    kind: str = field(default="grad", init=False)
+
+    # ---- the API case's face (oracles, triage and the executor read these) -------------
+    @property
+    def api(self) -> str:
+        return self.base.api
+
+    @property
+    def tensors(self) -> tuple[Tensor, ...]:
+        return self.base.tensors
+
+    @property
+    def calls(self) -> tuple[tuple[str, Call], ...]:
+        return self.base.calls
+
+    @property
+    def params(self) -> tuple[tuple[str, Any], ...]:
+        return self.base.params
+
+    @property
+    def expect(self) -> str:
+        return self.base.expect
+
+    @property
+    def invalid(self) -> bool:
+        return False
+
+    @property
+    def libraries(self) -> tuple[str, ...]:
+        return tuple(lib for lib, _ in self.base.calls if has_autodiff(lib))
+
+    def call_for(self, library: str) -> Call | None:
+        """The API call of ``library``, for a library with autodiff only: numpy or ONNX
+        Runtime do not run gradient cases."""
+        return self.base.call_for(library) if has_autodiff(library) else None
+
+    @property
+    def wrt(self) -> tuple[int, ...]:
+        return differentiated(self.base.tensors)
+
+    @property
+    def id(self) -> str:
+        h = hashlib.blake2b(digest_size=8)
+        h.update(f"grad:{self.seed}:{self.base.id}".encode())
+        return h.hexdigest()
+
+    def with_tensors(self, tensors: tuple[Tensor, ...]) -> GradCase:
+        return GradCase(self.base.with_tensors(tensors), self.seed)
+
+    def with_base(self, base: ApiCase) -> GradCase:
+        return GradCase(base, self.seed)
+
+
+def has_autodiff(library: str) -> bool:
+    return is_known(library) and get(library).autodiff
+
+
+def differentiated(tensors: tuple[Tensor, ...]) -> tuple[int, ...]:
+    """Indices of the inputs a gradient is taken for: the real floating ones (a float64
+    reference run upcasts float32 inputs, so float64 counts as well)."""
+    return tuple(i for i, t in enumerate(tensors) if t.dtype in GRAD_DTYPES)
+
+
+def differentiable_dtypes(tensors: tuple[Tensor, ...]) -> bool:
+    """Whether a gradient case of these inputs makes sense: one input of ``GRAD_DTYPES``
+    and no floating input of another precision (a half input would be differentiated by
+    one library and not compared by the others)."""
+    floats = [t.dtype for t in tensors if t.dtype in FLOAT_DTYPES]
+    return bool(floats) and all(d in GRAD_DTYPES for d in floats)
+
+
+def grid_draw(seed: int, salt: int, index: int, shape: tuple[int, ...]) -> np.ndarray:
+    """Float64 values on the quarter-step grid, fixed by (seed, salt, index, shape)."""
+    rng = np.random.default_rng([seed & 0xFFFFFFFF, salt, index, *shape])
+    return _GRID[rng.integers(0, len(_GRID), size=shape)].astype(np.float64)
+
+
+def cotangent(seed: int, index: int, shape: tuple[int, ...]) -> np.ndarray:
+    """The cotangent of floating output ``index``: how the loss weighs each element."""
+    return grid_draw(seed, 1, index, shape)
+
+
+def direction(seed: int, index: int, shape: tuple[int, ...]) -> np.ndarray:
+    """The direction ``v`` in which input ``index`` moves for the forward-mode and finite
+    difference checks."""
+    return grid_draw(seed, 2, index, shape)

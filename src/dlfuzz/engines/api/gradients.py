@@ -1,0 +1,74 @@
+"""Which API cases get their backward pass checked, and when (``--no-gradients`` off).
+
+Differentiability shows only after the forward pass: a case qualifies once it ran on
+some autodiff library with a float32/float64 output, on finite float32/float64 inputs of
+a deterministic API, as an ordinary valid input (not a violate-mode or edge one, whose
+gradients say nothing), and small enough for finite differences to stay cheap. A
+qualifying case is queued as a ``GradCase`` with a probability that falls with the
+gradient cases its API already had (every API gets its first ones soon; a busy API keeps
+a floor), and a later batch carries up to ``SHARE`` of queued gradient cases.
+
+All choices are functions of the case's id, not draws of the engine's random streams:
+turning gradients on or off leaves the API cases an engine proposes for a given feedback
+unchanged, and a resumed campaign queues what the uninterrupted one would have.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, deque
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from dlfuzz.cases import ApiCase, Finding, GradCase, Outcome
+from dlfuzz.cases.grad import GRAD_DTYPES, differentiable_dtypes, has_autodiff
+from dlfuzz.libraries import of_backend
+
+SHARE = 0.15  # at most this share of a batch is gradient cases
+QUEUE = 256  # gradient cases waiting; the oldest are dropped past it
+MAX_ELEMENTS = 4096  # input elements of a gradient case (finite differences: 5 forwards)
+FLOOR = 0.1  # an API's queueing probability never falls below this
+HALF_LIFE = 4  # gradient cases after which an API's probability has halved
+
+
+class GradientQueue:
+    """Gradient cases derived from the feedback of API cases, waiting to be proposed."""
+
+    def __init__(self) -> None:
+        self.waiting: deque[GradCase] = deque(maxlen=QUEUE)
+        self.queued: Counter[str] = Counter()  # per API: gradient cases queued so far
+        self.counts: Counter[str] = Counter()
+
+    def offer(self, case: ApiCase, outcomes: Mapping[str, Outcome],
+              findings: Sequence[Finding], deterministic: bool) -> None:
+        """Queue the backward pass of ``case`` if it qualifies (see the module doc)."""
+        if case.expect != "valid" or findings or not deterministic:
+            return
+        if not differentiable_dtypes(case.tensors):
+            return
+        if sum(t.size for t in case.tensors) > MAX_ELEMENTS:
+            return
+        if not any(_differentiable_outcome(b, o) for b, o in outcomes.items()):
+            return
+        for t in case.tensors:
+            if t.dtype in GRAD_DTYPES and not np.all(np.isfinite(t.to_numpy())):
+                return
+        token = int(case.id[:8], 16)
+        p = max(FLOOR, 0.5 ** (self.queued[case.api] / HALF_LIFE))
+        if (token % 10_000) / 10_000 >= p:
+            return
+        self.queued[case.api] += 1
+        self.counts["gradient_cases_queued"] += 1
+        self.waiting.append(GradCase(case, token))
+
+    def take(self, n: int) -> list[GradCase]:
+        """Up to ``SHARE`` of a batch of ``n`` cases, oldest first."""
+        k = min(len(self.waiting), math.ceil(SHARE * n)) if n > 1 else 0
+        return [self.waiting.popleft() for _ in range(k)]
+
+
+def _differentiable_outcome(backend: str, outcome: Outcome) -> bool:
+    record = of_backend(backend)
+    return (record is not None and has_autodiff(record.name) and outcome.ok
+            and any(t.dtype in GRAD_DTYPES for t in outcome.outputs))

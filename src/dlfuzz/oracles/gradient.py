@@ -1,0 +1,200 @@
+"""Wrong gradients: reverse mode against finite differences, forward mode, and the others.
+
+Every backend of a gradient case (``cases/grad.py``) returns the gradient of the call in
+the case's dtype and a float64 self-check (``cases.grad.CHECKS``). Two judgements follow,
+both with the symptom ``gradient``:
+
+* **Self-check** (any library, no counterpart needed): the library's float64 reverse-mode
+  directional derivative ``<J^T c, v>`` against central finite differences of its own
+  float64 forward pass, and forward mode ``<c, J v>`` against both. Finite differences
+  are the arbiter only where they are reliable: the two step sizes agree, the one-sided
+  slopes agree (no kink of relu/abs/max, no tie, no branch within the step), every value
+  is finite, and the function is not flat (a straight-through estimator, ``round``).
+  The reverse mode is wrong when it is off the finite differences by more than
+  ``FD_RTOL`` of the magnitude of the directional derivative's terms, plus the finite
+  differences' own spread and rounding; forward mode likewise.
+* **Across libraries and modes**: the gradients are judged like outputs of an API call
+  (``reference.Judge``: the case re-run in float64 by the reference libraries, their
+  consensus, the sensitivity to one rounding of the inputs, the outlier rule), so a
+  float32-only backward bug or a compiled backward (``torch.compile``, ``jax.jit``, XLA)
+  that differs from its eager mode is blamed on the one backend that is off.
+
+A case any backend saw a kink, a flat stretch or a non-finite value in is not judged at
+all (counted as ``gradient_kink`` and so on): libraries pick different subgradients there
+by design, which is not a bug. A backend whose own self-check failed is not blamed a
+second time by the cross-library judgement.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from dlfuzz.cases import Finding, Outcome
+from dlfuzz.cases.grad import CHECKS
+from dlfuzz.oracles.base import Item, Oracle, OracleContext, finding, input_dtypes
+from dlfuzz.oracles.canonical import canonical_outcomes
+from dlfuzz.oracles.differential import suspicious, verdict_message
+
+# Reverse or forward mode off finite differences by more than this share of the
+# magnitude of the directional derivative's terms (sum |g_i v_i|): a real autodiff bug
+# (a wrong formula, a dropped term, a wrong broadcast) is off by a large share; float64
+# rounding of a correct gradient is ~1e-15 of it, and the finite differences' truncation
+# error is measured by their spread and added on top.
+FD_RTOL = 1e-4
+# One-sided slopes differing by more than this share mark a kink or a branch within the
+# step: the subgradient is a convention there (relu'(0), |x|'(0), max of ties).
+KINK_RTOL = 1e-3
+# Allowance for the finite differences' truncation error, in units of the spread of the
+# two step sizes (the wide one's truncation error is four times the narrow one's).
+SPREAD_FACTOR = 8.0
+# Allowance for the rounding of the float64 forward values the differences divide by the
+# step, in units of float64's epsilon times their magnitude over the step.
+ROUNDING_FACTOR = 64.0
+_EPS64 = 2.0 ** -52
+
+
+def checks_of(outcome: Outcome) -> dict[str, float] | None:
+    """The float64 self-check a backend returned (its last output), by name."""
+    if not outcome.ok or not outcome.outputs:
+        return None
+    last = outcome.outputs[-1]
+    if last.dtype != "float64" or last.shape != (len(CHECKS),):
+        return None
+    return dict(zip(CHECKS, (float(x) for x in last.to_numpy()), strict=True))
+
+
+def smoothness(checks: Mapping[str, float]) -> str:
+    """``smooth`` where finite differences can judge the gradient, else why not:
+    ``nonfinite``, ``flat``, ``kink`` or ``noisy``."""
+    values = [checks[k] for k in ("reverse", "fd", "fd_wide", "kink", "scale", "value")]
+    if not all(math.isfinite(v) for v in values):
+        return "nonfinite"
+    if checks["flat"]:
+        return "flat"
+    size = max(checks["scale"], abs(checks["fd"]), 1e-300)
+    if checks["kink"] > KINK_RTOL * size + _rounding(checks):
+        return "kink"
+    if abs(checks["fd"] - checks["fd_wide"]) > FD_RTOL * size:
+        return "noisy"  # the truncation error alone exceeds what is judged
+    return "smooth"
+
+
+def _rounding(checks: Mapping[str, float]) -> float:
+    return ROUNDING_FACTOR * _EPS64 * checks["value"] / max(checks["step"], 1e-300)
+
+
+def _off(checks: Mapping[str, float]) -> bool:
+    """Whether reverse mode is off the finite differences (reported or not)."""
+    return abs(checks["reverse"] - checks["fd"]) > allowance(checks)
+
+
+def allowance(checks: Mapping[str, float]) -> float:
+    """How far from the finite differences a right directional derivative may be."""
+    size = max(checks["scale"], abs(checks["fd"]))
+    return (FD_RTOL * size + SPREAD_FACTOR * abs(checks["fd"] - checks["fd_wide"])
+            + _rounding(checks))
+
+
+class GradientOracle(Oracle):
+    name = "gradient"
+    case_kinds = ("grad",)
+
+    def check_many(self, items: Sequence[Item], ctx: OracleContext) -> list[list[Finding]]:
+        results: list[list[Finding]] = [[] for _ in items]
+        judged: list[int] = []
+        for i, (case, outcomes) in enumerate(items):
+            checks = {b: c for b, o in outcomes.items() if (c := checks_of(o)) is not None}
+            if not checks:
+                continue
+            states = {smoothness(c) for c in checks.values()}
+            if states != {"smooth"}:
+                worst = next(s for s in ("nonfinite", "kink", "flat", "noisy") if s in states)
+                ctx.stats[f"gradient_{worst}"] += 1
+                continue
+            ctx.stats["gradient_judged"] += 1
+            for backend, c in checks.items():
+                eager = ctx.eager_sibling(backend) if ctx.compiled.get(backend) else None
+                if eager in checks and _off(checks[eager]):
+                    # The eager mode of the same library is off too: one bug of the
+                    # library's derivative (or a deliberate one its forward mode shares),
+                    # judged there, not once more per compiled mode.
+                    ctx.stats["gradient_shared_with_eager"] += 1
+                    continue
+                f = self._self_check(case, outcomes[backend], c, ctx)
+                if f is not None:
+                    results[i].append(f)
+            judged.append(i)
+        self._across(items, judged, results, ctx)
+        return results
+
+    def _self_check(self, case: Any, outcome: Outcome, c: Mapping[str, float],
+                    ctx: OracleContext) -> Finding | None:
+        allowed = allowance(c)
+        reverse_off = abs(c["reverse"] - c["fd"]) > allowed
+        forward = c["forward"]
+        forward_off = math.isfinite(forward) and abs(forward - c["fd"]) > allowed
+        if not reverse_off and not forward_off:
+            return None
+        mode = "reverse" if reverse_off else "forward"
+        if reverse_off and forward_off and abs(forward - c["reverse"]) <= allowed:
+            # Both modes agree with each other and not with the differences: the forward
+            # pass itself is what they disagree with (a forward bug, judged elsewhere) or
+            # the differences are fooled; no gradient finding.
+            ctx.stats["gradient_modes_agree_off_fd"] += 1
+            return None
+        target = _target(case, ctx.library_of.get(outcome.backend, ""))
+        said = (f"{'reverse' if mode == 'reverse' else 'forward'}-mode derivative of {target}"
+                f" along a random direction is {c[mode]:.9g} where central finite "
+                f"differences of {outcome.backend}'s own float64 forward pass give "
+                f"{c['fd']:.9g} (allowed {allowed:.2g})")
+        if mode == "reverse" and math.isfinite(forward):
+            said += f"; its forward mode gives {forward:.9g}"
+        ctx.stats[f"gradient_{mode}_off_fd"] += 1
+        return finding(self.name, "gradient", case, outcome.backend, "backward", said,
+                       signature_message=f"{mode} mode vs finite differences, inputs "
+                       f"{input_dtypes(case)}",
+                       mode=mode, judged_by="finite differences (float64)",
+                       special_values="", reverse=c["reverse"], forward=forward,
+                       finite_differences=c["fd"], allowed=allowed)
+
+    def _across(self, items: Sequence[Item], judged: list[int],
+                results: list[list[Finding]], ctx: OracleContext) -> None:
+        """The gradients of the backends judged like outputs of an API call."""
+        canon = {i: (items[i][0], canonical_outcomes(*items[i])) for i in judged}
+        suspects = [i for i in judged if suspicious(*canon[i])]
+        if not suspects:
+            return
+        ctx.stats["gradient_suspicious"] += len(suspects)
+        refs = ctx.judge.references([canon[i] for i in suspects])
+        for i, ref in zip(suspects, refs, strict=True):
+            case, outcomes = canon[i]
+            if ref is None:
+                ctx.stats["gradient_unattributed"] += 1
+                continue
+            blamed = {f.guilty_backend for f in results[i]}
+            verdicts = ctx.judge.verdicts(outcomes, ref, case)
+            guilty = {v.backend for v in verdicts if v.guilty}
+            for v in verdicts:
+                if not v.guilty or v.backend in blamed:
+                    continue
+                if ctx.compiled.get(v.backend) and ctx.eager_sibling(v.backend) in (
+                        guilty | blamed):
+                    ctx.stats["gradient_shared_with_eager"] += 1  # filed for the eager mode
+                    continue
+                mode = "compiled" if ctx.compiled.get(v.backend) else "eager"
+                msg = ("gradient: " + verdict_message(case, v.backend, v, ref.method,
+                                                      ref.libraries))
+                results[i].append(finding(
+                    self.name, "gradient", case, v.backend, "backward", msg,
+                    signature_message=f"{mode} gradient vs reference, inputs "
+                    f"{input_dtypes(case)}", mode=mode, judged_by=f"{ref.method} reference",
+                    reference_libraries=",".join(ref.libraries), special_values="",
+                    ratio=float(min(v.ratio, 1e300))))
+                ctx.stats["gradient_off_reference"] += 1
+
+
+def _target(case: Any, library: str) -> str:
+    call = case.call_for(library) if hasattr(case, "call_for") else None
+    return call.target if call is not None else str(getattr(case, "api", "?"))
