@@ -393,11 +393,12 @@ class Campaign:
         cases = self.engine.propose(self._batch_size())
         results = self.pool.run(cases, only=self.hot)
         items = list(zip(cases, results, strict=True))
+        # The batch's counters hold what its judging and its triage added to the stats.
+        before = Counter(self.ctx.stats)
         found = self.judge_cases(items)
         per_case = (time.time() - t0) / max(len(cases), 1)  # triage aside: it is per finding
         self._case_s = per_case if self._case_s is None else \
             self._case_s + CASE_TIME_EMA * (per_case - self._case_s)
-        before = Counter(self.ctx.stats)
         n_findings = 0
         cut: Cancelled | None = None
         for (case, outcomes), fs in zip(items, found, strict=True):

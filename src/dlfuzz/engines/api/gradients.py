@@ -1,9 +1,10 @@
 """Which API cases get their backward pass checked, and when (``--no-gradients`` off).
 
 Differentiability shows only after the forward pass: a case qualifies once it ran on
-some autodiff library with a float32/float64 output, on finite float32/float64 inputs of
-a deterministic API, as an ordinary valid input (not a violate-mode or edge one, whose
-gradients say nothing), and small enough for finite differences to stay cheap. A
+some autodiff library with a floating output, on finite, non-empty floating inputs
+(float16 and bfloat16 ones are differentiated in float32) of a deterministic API, as a valid input or an edge input whose floating inputs
+stay ordinary (``EDGES``; not a violate-mode one), without a finding of its own, and
+small enough for finite differences to stay cheap. A
 qualifying case is queued as a ``GradCase`` with a probability that falls with the
 gradient cases its API already had (every API gets its first ones soon; a busy API keeps
 a floor), and a later batch carries up to ``SHARE`` of queued gradient cases.
@@ -21,13 +22,18 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from dlfuzz.cases import ApiCase, Finding, GradCase, Outcome
+from dlfuzz.cases import FLOAT_DTYPES, ApiCase, Finding, GradCase, Outcome, Tensor
 from dlfuzz.cases.grad import GRAD_DTYPES, differentiable_dtypes, has_autodiff
 from dlfuzz.libraries import of_backend
 
+HALF = ("float16", "bfloat16")
 SHARE = 0.15  # at most this share of a batch is gradient cases
 QUEUE = 256  # gradient cases waiting; the oldest are dropped past it
 MAX_ELEMENTS = 4096  # input elements of a gradient case (finite differences: 5 forwards)
+# Edge inputs (engines/api/edges.py) whose floating inputs stay ordinary numbers: an
+# integer argument at its extremes, another rank, two equal scalars, a scalar outside
+# its documented range. Not the empty, large or special-value ones.
+EDGES = frozenset({"int-extremes", "rank", "equal-scalars", "outside-range"})
 FLOOR = 0.1  # an API's queueing probability never falls below this
 HALF_LIFE = 4  # gradient cases after which an API's probability has halved
 
@@ -43,9 +49,17 @@ class GradientQueue:
     def offer(self, case: ApiCase, outcomes: Mapping[str, Outcome],
               findings: Sequence[Finding], deterministic: bool) -> None:
         """Queue the backward pass of ``case`` if it qualifies (see the module doc)."""
-        if case.expect != "valid" or findings or not deterministic:
+        if findings or not deterministic or not _ordinary(case.expect):
             return
+        if any(t.dtype in HALF for t in case.tensors):
+            # Half inputs are differentiated in float32 (exact: every half value is a
+            # float32 one), where finite differences can judge the result.
+            case = case.with_tensors(tuple(
+                Tensor.from_numpy(t.to_numpy().astype(np.float32)) if t.dtype in HALF else t
+                for t in case.tensors))
         if not differentiable_dtypes(case.tensors):
+            return
+        if any(t.size == 0 for t in case.tensors if t.dtype in GRAD_DTYPES):
             return
         if sum(t.size for t in case.tensors) > MAX_ELEMENTS:
             return
@@ -68,7 +82,12 @@ class GradientQueue:
         return [self.waiting.popleft() for _ in range(k)]
 
 
+def _ordinary(expect: str) -> bool:
+    kind, _, rest = expect.partition(":")
+    return kind == "valid" or (kind == "edge" and rest.partition(":")[0] in EDGES)
+
+
 def _differentiable_outcome(backend: str, outcome: Outcome) -> bool:
     record = of_backend(backend)
     return (record is not None and has_autodiff(record.name) and outcome.ok
-            and any(t.dtype in GRAD_DTYPES for t in outcome.outputs))
+            and any(t.dtype in FLOAT_DTYPES for t in outcome.outputs))
