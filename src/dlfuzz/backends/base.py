@@ -192,7 +192,7 @@ class Backend:
         except Exception as exc:
             raise StageError("prepare") from exc
         self.prepare_api()
-        g = self._differentiable(call, fn, wrt)
+        g = self._differentiable(call, fn, wrt, frozenset(case.still))
         key = (call.static_key(), id(fn), wrt)
 
         def gradient(inputs: list[np.ndarray], compiled: bool
@@ -219,7 +219,7 @@ class Backend:
         grads, _, _ = gradient(arrays, self.compiled)
         wide = [a.astype(np.float64) if i in wrt else a for i, a in enumerate(arrays)]
         grads64, outs64, cots64 = gradient(wide, self.compiled)
-        vs = [direction(case.seed, i, arrays[i].shape) for i in wrt]
+        vs = [direction(case.seed, i, arrays[i].shape, case.structure_of(i)) for i in wrt]
         natives64 = [self.to_native(a) for a in wide]
         reverse = sum(float(np.sum(gr.astype(np.float64) * v)) for gr, v in zip(grads64, vs,
                                                                                   strict=True))
@@ -261,16 +261,18 @@ class Backend:
                       scale=scale, value=value, flat=flat, step=step)
         return (*grads, np.array([checks[name] for name in CHECKS], dtype=np.float64))
 
-    def _differentiable(self, call: Call, fn: Callable[..., Any], wrt: tuple[int, ...]
-                        ) -> Callable[[list[Any], list[Any]], list[Any]]:
+    def _differentiable(self, call: Call, fn: Callable[..., Any], wrt: tuple[int, ...],
+                        still: frozenset[int]) -> Callable[[list[Any], list[Any]], list[Any]]:
         """``g(primals, natives)``: the call with the differentiated inputs replaced by
-        ``primals``, its floating outputs as a list (what the cotangents weigh)."""
+        ``primals``, its floating outputs but the ``still`` ones as a list (what the
+        cotangents weigh)."""
         def g(primals: list[Any], natives: list[Any]) -> list[Any]:
             full = list(natives)
             for i, p in zip(wrt, primals, strict=True):
                 full[i] = p
             args, kwargs = self.substitute(call, full)
-            return [o for o in self._natives(fn(*args, **kwargs)) if self.floating(o)]
+            outs = self._natives(fn(*args, **kwargs))
+            return [o for k, o in enumerate(outs) if k not in still and self.floating(o)]
         return g
 
     def _natives(self, value: Any) -> list[Any]:

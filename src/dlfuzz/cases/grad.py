@@ -40,10 +40,18 @@ CHECKS = ("reverse", "forward", "fd", "fd_wide", "kink", "scale", "value", "flat
 
 @dataclass(frozen=True)
 class GradCase:
-    """The backward pass of ``base`` (an API case), cotangents drawn from ``seed``."""
+    """The backward pass of ``base`` (an API case), cotangents drawn from ``seed``.
+
+    ``still``: indices of the call's outputs that get no cotangent (outputs not compared
+    element by element, such as eigenvectors, whose sign is free). ``structure``: inputs
+    (by index) whose documented gradient lives in a structured subspace, and how the
+    direction of the checks is kept in it (``structured``).
+    """
 
     base: ApiCase
     seed: int
+    still: tuple[int, ...] = ()
+    structure: tuple[tuple[int, str], ...] = ()
     kind: str = field(default="grad", init=False)
 
     # ---- the API case's face (oracles, triage and the executor read these) -------------
@@ -87,14 +95,17 @@ class GradCase:
     @property
     def id(self) -> str:
         h = hashlib.blake2b(digest_size=8)
-        h.update(f"grad:{self.seed}:{self.base.id}".encode())
+        h.update(f"grad:{self.seed}:{self.still}:{self.structure}:{self.base.id}".encode())
         return h.hexdigest()
 
     def with_tensors(self, tensors: tuple[Tensor, ...]) -> GradCase:
-        return GradCase(self.base.with_tensors(tensors), self.seed)
+        return self.with_base(self.base.with_tensors(tensors))
 
     def with_base(self, base: ApiCase) -> GradCase:
-        return GradCase(base, self.seed)
+        return GradCase(base, self.seed, self.still, self.structure)
+
+    def structure_of(self, index: int) -> str:
+        return dict(self.structure).get(index, "")
 
 
 def has_autodiff(library: str) -> bool:
@@ -126,7 +137,26 @@ def cotangent(seed: int, index: int, shape: tuple[int, ...]) -> np.ndarray:
     return grid_draw(seed, 1, index, shape)
 
 
-def direction(seed: int, index: int, shape: tuple[int, ...]) -> np.ndarray:
+def direction(seed: int, index: int, shape: tuple[int, ...], how: str = "") -> np.ndarray:
     """The direction ``v`` in which input ``index`` moves for the forward-mode and finite
-    difference checks."""
-    return grid_draw(seed, 2, index, shape)
+    difference checks, kept in the input's structure (``structured``)."""
+    return structured(grid_draw(seed, 2, index, shape), how)
+
+
+STRUCTURES = ("symmetric-lower", "symmetric-upper", "lower", "upper")
+
+
+def structured(array: np.ndarray, how: str) -> np.ndarray:
+    """``array`` (a batch of square matrices in its last two axes) kept in a structure:
+    ``symmetric-lower`` reflects the lower triangle onto the upper one (what an API that
+    reads the lower triangle of a symmetric matrix sees), ``symmetric-upper`` the
+    reverse, ``lower``/``upper`` zero the other triangle. Anything else (or no square
+    matrix) leaves it as it is."""
+    if how not in STRUCTURES or array.ndim < 2 or array.shape[-1] != array.shape[-2]:
+        return array
+    lower = how.endswith("lower")
+    if not how.startswith("symmetric"):
+        return np.tril(array) if lower else np.triu(array)
+    strict = np.tril(array, -1) if lower else np.triu(array, 1)
+    diagonal = array * np.eye(array.shape[-1], dtype=array.dtype)
+    return strict + np.swapaxes(strict, -1, -2) + diagonal

@@ -133,6 +133,8 @@ def reproducer(backend: Any, case: GradCase, expectation: Expectation, title: st
         f"INPUTS = [{', '.join(names)}]",
         f"WRT = {list(case.wrt)!r}  # the inputs differentiated",
         f"SEED = {case.seed}  # draws the cotangents and the direction",
+        f"STILL = {list(case.still)!r}  # outputs without a cotangent (not compared elementwise)",
+        f"STRUCTURE = {dict(case.structure)!r}  # inputs moved within their structure",
         "",
         "",
         "def f(*ps):",
@@ -141,7 +143,8 @@ def reproducer(backend: Any, case: GradCase, expectation: Expectation, title: st
         "    for i, p in zip(WRT, ps):",
         "        x[i] = p",
         f"    {unpack} = x",
-        f"    return [o for o in _flat({expr}) if _floating(o)]",
+        f"    outs = _flat({expr})",
+        "    return [o for k, o in enumerate(outs) if k not in STILL and _floating(o)]",
         "",
         "",
         f"signal.alarm({int(expectation.timeout_s)})  # a hang ends the script",
@@ -176,7 +179,8 @@ def _fd_check(target: str, mode: str) -> list[str]:
     return [
         "wide = [_tensor(_numpy(INPUTS[i]).astype(np.float64)) for i in WRT]",
         "cots = _cotangents(f(*wide))",
-        "vs = [_grid(2, i, tuple(_numpy(INPUTS[i]).shape)) for i in WRT]",
+        "vs = [_structured(_grid(2, i, tuple(_numpy(INPUTS[i]).shape)), STRUCTURE.get(i, ''))",
+        "      for i in WRT]",
         "",
         "",
         "def _loss(t):",
@@ -232,6 +236,17 @@ def _cotangents(outs):
     """One cotangent per floating output, in its dtype."""
     arrays = [_numpy(o) for o in outs]
     return [_grid(1, k, a.shape).astype(a.dtype) for k, a in enumerate(arrays)]
+
+
+def _structured(a, how):
+    """The direction kept in the input's structure (a triangle, or symmetric)."""
+    if not how or a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        return a
+    lower = how.endswith("lower")
+    if not how.startswith("symmetric"):
+        return np.tril(a) if lower else np.triu(a)
+    strict = np.tril(a, -1) if lower else np.triu(a, 1)
+    return strict + np.swapaxes(strict, -1, -2) + a * np.eye(a.shape[-1])
 
 
 def _flat(v):

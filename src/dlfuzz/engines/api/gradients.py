@@ -9,6 +9,13 @@ qualifying case is queued as a ``GradCase`` with a probability that falls with t
 gradient cases its API already had (every API gets its first ones soon; a busy API keeps
 a floor), and a later batch carries up to ``SHARE`` of queued gradient cases.
 
+Documented conventions of the libraries' gradients (``data/gradient_conventions.json``)
+shape the case: an input the API reads one triangle of is made symmetric (or
+triangular) and the checks' direction kept so; APIs with an argument that changes the
+gradient by design (embedding's ``padding_idx``), with writes through repeated indices,
+or with undefined losses on random inputs (CTC) get no gradient case. Outputs the spec
+compares other than element by element (eigenvectors) get no cotangent.
+
 All choices are functions of the case's id, not draws of the engine's random streams:
 turning gradients on or off leaves the API cases an engine proposes for a given feedback
 unchanged, and a resumed campaign queues what the uninterrupted one would have.
@@ -16,15 +23,22 @@ unchanged, and a resumed campaign queues what the uninterrupted one would have.
 
 from __future__ import annotations
 
+import functools
+import json
 import math
 from collections import Counter, deque
 from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from dlfuzz.cases import FLOAT_DTYPES, ApiCase, Finding, GradCase, Outcome, Tensor
-from dlfuzz.cases.grad import GRAD_DTYPES, differentiable_dtypes, has_autodiff
+from dlfuzz.cases import FLOAT_DTYPES, INT_DTYPES, ApiCase, Finding, GradCase, Outcome, Tensor
+from dlfuzz.cases.grad import GRAD_DTYPES, differentiable_dtypes, has_autodiff, structured
+from dlfuzz.engines.api.libspecs import compare_modes
 from dlfuzz.libraries import of_backend
+
+CONVENTIONS = Path(__file__).resolve().parent / "data" / "gradient_conventions.json"
 
 HALF = ("float16", "bfloat16")
 SHARE = 0.15  # at most this share of a batch is gradient cases
@@ -61,6 +75,14 @@ class GradientQueue:
             return
         if any(t.size == 0 for t in case.tensors if t.dtype in GRAD_DTYPES):
             return
+        convention = conventions().get(case.api, {})
+        if convention.get("skip") or set(convention.get("unless_params", ())) & {
+                k for k, _ in case.params}:
+            return
+        if convention.get("unique_integers") and any(
+                t.dtype in INT_DTYPES and len(np.unique(t.to_numpy())) < t.size
+                for t in case.tensors):
+            return
         if sum(t.size for t in case.tensors) > MAX_ELEMENTS:
             return
         if not any(_differentiable_outcome(b, o) for b, o in outcomes.items()):
@@ -72,14 +94,53 @@ class GradientQueue:
         p = max(FLOOR, 0.5 ** (self.queued[case.api] / HALF_LIFE))
         if (token % 10_000) / 10_000 >= p:
             return
+        structure = _structure(convention, dict(case.params), len(case.tensors))
+        if structure:
+            case = case.with_tensors(tuple(
+                Tensor.from_numpy(structured(t.to_numpy(), dict(structure)[i]))
+                if i in dict(structure) else t for i, t in enumerate(case.tensors)))
         self.queued[case.api] += 1
         self.counts["gradient_cases_queued"] += 1
-        self.waiting.append(GradCase(case, token))
+        self.waiting.append(GradCase(case, token, _still(case.api, outcomes), structure))
 
     def take(self, n: int) -> list[GradCase]:
         """Up to ``SHARE`` of a batch of ``n`` cases, oldest first."""
         k = min(len(self.waiting), math.ceil(SHARE * n)) if n > 1 else 0
         return [self.waiting.popleft() for _ in range(k)]
+
+
+@functools.lru_cache(maxsize=1)
+def conventions() -> dict[str, dict[str, Any]]:
+    """API -> its documented gradient convention (``data/gradient_conventions.json``)."""
+    table: dict[str, dict[str, Any]] = json.loads(CONVENTIONS.read_text())["apis"]
+    return table
+
+
+def _structure(convention: Mapping[str, Any], params: Mapping[str, Any], n: int
+               ) -> tuple[tuple[int, str], ...]:
+    """(input index, ``cases.grad.STRUCTURES`` entry) per structured input; the triangle
+    follows the call's ``upper``, ``lower`` or ``UPLO`` argument (lower by default)."""
+    upper = bool(params.get("upper", False)) or params.get("lower", True) is False or \
+        str(params.get("UPLO", "L")).upper() == "U"
+    side = "upper" if upper else "lower"
+    out = []
+    for key, kind in convention.get("structure", {}).items():
+        index = int(key)
+        if index < n:
+            out.append((index, f"symmetric-{side}" if kind == "symmetric" else side))
+    return tuple(out)
+
+
+def _still(api: str, outcomes: Mapping[str, Outcome]) -> tuple[int, ...]:
+    """Outputs compared other than element by element (``compare`` modes of the spec:
+    eigenvectors, sets, sorted values) get no cotangent: their order or sign is free,
+    so a gradient through them is a convention. The modes apply to calls that returned
+    more outputs than the highest index named (``oracles/canonical.py``)."""
+    modes = compare_modes(api)
+    if not modes:
+        return ()
+    returned = max((len(o.outputs) for o in outcomes.values() if o.ok), default=0)
+    return tuple(sorted(modes)) if returned > max(modes) else ()
 
 
 def _ordinary(expect: str) -> bool:

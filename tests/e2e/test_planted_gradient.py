@@ -1,0 +1,76 @@
+"""Must-show of the gradient oracle, from the CLI, on the real library with a planted bug.
+
+``planted_torch_tanh_backward``: ``torch.tanh``'s forward pass is torch's own, its
+backward is wrong wherever the output is negative. An **unaided** API campaign (no
+``--apis``: every torch API the engine knows, the gradient cases chosen by the engine
+from the cases that ran) must find it, blame torch, confirm, reduce and reproduce it: the
+reproducer compares torch's reverse mode with central finite differences of its own
+forward pass and exits 1 with the plant, 0 without. ``--no-gradients`` runs none.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from executor_support import dlfuzz_cli, planted_env
+
+PLANT = "planted_torch_tanh_backward"
+
+
+def _findings(out: Path) -> list[dict]:
+    listing = dlfuzz_cli("findings", str(out), "--json", timeout=120)
+    assert listing.returncode == 0, listing.stderr
+    return json.loads(listing.stdout)
+
+
+def _counter(out: Path, name: str) -> int:
+    with sqlite3.connect(out / "campaign.db") as db:
+        row = db.execute("SELECT value FROM counters WHERE name = ?", (name,)).fetchone()
+    return int(row[0]) if row else 0
+
+
+@pytest.fixture(scope="module")
+def campaign(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("gradient") / "c"
+    proc = dlfuzz_cli("run", "--engine", "api", "--backends", "torch", "--seed", "1",
+                      "--preload", f"torch={PLANT}", "--budget", "300s", "--out", str(out),
+                      "--quiet", timeout=1200)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return out
+
+
+def test_an_unaided_campaign_finds_reduces_and_reproduces_a_wrong_backward(campaign) -> None:
+    bugs = _findings(campaign)
+    mine = [b for b in bugs if b["api"] == "torch.tanh" and b["symptom"] == "gradient"]
+    assert len(mine) == 1, [(b["api"], b["symptom"]) for b in bugs]
+    bug = mine[0]
+    assert bug["guilty_backend"] == "torch" and bug["confirmed"] and bug["reduced"], bug
+    assert bug["severity"] == "wrong-result"
+    script = bug["repro"]["torch"]
+    fixed = subprocess.run([sys.executable, script], capture_output=True, text=True,
+                           timeout=300)
+    assert fixed.returncode == 0 and fixed.stdout.strip().splitlines()[-1].startswith("OK"), \
+        fixed.stdout + fixed.stderr
+    planted = subprocess.run(
+        [sys.executable, "-c", f"import {PLANT}, runpy; "
+         f"runpy.run_path({script!r}, run_name='__main__')"],
+        capture_output=True, text=True, timeout=300, env=planted_env())
+    assert planted.returncode == 1 and "BUG present" in planted.stdout, planted.stdout
+    assert "finite differences" in planted.stdout
+    assert _counter(campaign, "gradient_cases_run") > 100
+    assert _counter(campaign, "gradient_judged") > 50
+
+
+def test_no_gradients_runs_no_backward_pass(tmp_path) -> None:
+    out = tmp_path / "c"
+    proc = dlfuzz_cli("run", "--engine", "api", "--backends", "torch", "--seed", "1",
+                      "--no-gradients", "--max-cases", "600", "--out", str(out), "--quiet",
+                      timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert _counter(out, "gradient_cases_run") == 0
+    assert _counter(out, "gradient_cases_queued") == 0

@@ -1,0 +1,94 @@
+"""Which API cases get a backward pass (``engines/api/gradients.py``), without workers:
+the outcomes are made by hand, the rules are the queue's."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dlfuzz.cases import ApiCase, Call, Outcome, Ref, Tensor
+from dlfuzz.cases.grad import GradCase, direction, structured
+from dlfuzz.engines.api.gradients import MAX_ELEMENTS, SHARE, GradientQueue
+
+
+def _case(api: str, *arrays: np.ndarray, params: tuple = (), expect: str = "valid") -> ApiCase:
+    refs = tuple(Ref(i) for i in range(len(arrays)))
+    return ApiCase(api, tuple(Tensor.from_numpy(a) for a in arrays),
+                   (("torch", Call(api, refs)),), params, expect)
+
+
+def _ok(*arrays: np.ndarray) -> dict[str, Outcome]:
+    return {"torch": Outcome("torch", "ok", tuple(Tensor.from_numpy(a) for a in arrays))}
+
+
+X = np.array([[0.5, -1.0], [2.0, 0.25]], np.float32)
+
+
+def _offered(case: ApiCase, outcomes: dict[str, Outcome] | None = None) -> list[GradCase]:
+    queue = GradientQueue()
+    queue.offer(case, outcomes or _ok(X), [], deterministic=True)
+    return queue.take(100)
+
+
+def test_an_ordinary_case_is_queued_once_and_a_batch_takes_its_share() -> None:
+    queue = GradientQueue()
+    for k in range(40):
+        queue.offer(_case("torch.tanh", X + k), _ok(X), [], deterministic=True)
+    queued = len(queue.waiting)
+    assert 4 <= queued < 40  # the first ones always, then fewer: the probability halves
+    taken = queue.take(20)
+    assert len(taken) == int(np.ceil(SHARE * 20)) and all(isinstance(g, GradCase)
+                                                         for g in taken)
+    assert taken[0].base.tensors[0].to_numpy().tolist() == X.tolist()  # oldest first
+
+
+def test_cases_whose_gradient_says_nothing_are_not_queued() -> None:
+    nan = np.array([np.nan, 1.0], np.float32)
+    assert _offered(_case("torch.tanh", nan)) == []
+    assert _offered(_case("torch.tanh", X, expect="invalid:x")) == []
+    assert _offered(_case("torch.tanh", X, expect="edge:special-one:x")) == []
+    assert _offered(_case("torch.tanh", np.zeros((0, 2), np.float32))) == []
+    assert _offered(_case("torch.tanh", np.ones(MAX_ELEMENTS + 1, np.float32))) == []
+    assert _offered(_case("torch.abs", np.array([1, 2], np.int64)),
+                    _ok(np.array([1, 2], np.int64))) == []
+    queue = GradientQueue()
+    queue.offer(_case("torch.rand_like", X), _ok(X), [], deterministic=False)
+    assert queue.take(100) == []
+    # an edge input whose floats stay ordinary qualifies
+    assert len(_offered(_case("torch.tanh", X, expect="edge:rank:x"))) == 1
+
+
+def test_half_inputs_are_differentiated_in_float32() -> None:
+    half = X.astype(np.float16)
+    (grad,) = _offered(_case("torch.tanh", half), _ok(half))
+    assert grad.base.tensors[0].dtype == "float32"
+    assert grad.base.tensors[0].to_numpy().tolist() == half.astype(np.float32).tolist()
+
+
+def test_documented_conventions_shape_or_skip_the_case() -> None:
+    # eigh reads the lower triangle: the input is made symmetric from it, the
+    # eigenvectors (compared by residual) get no cotangent.
+    (eigh,) = _offered(_case("torch.linalg.eigh", X), _ok(X[0], X))
+    sym = eigh.base.tensors[0].to_numpy()
+    assert sym.tolist() == [[0.5, 2.0], [2.0, 0.25]]
+    assert eigh.structure == ((0, "symmetric-lower"),) and eigh.still
+    v = direction(eigh.seed, 0, (2, 2), eigh.structure_of(0))
+    assert np.array_equal(v, v.T)
+    upper = _offered(_case("torch.linalg.eigh", X, params=(("UPLO", "U"),)), _ok(X[0], X))
+    assert upper[0].base.tensors[0].to_numpy().tolist() == [[0.5, -1.0], [-1.0, 0.25]]
+    # a triangular factor keeps its triangle
+    (inv,) = _offered(_case("torch.cholesky_inverse", X))
+    assert inv.base.tensors[0].to_numpy().tolist() == [[0.5, 0.0], [2.0, 0.25]]
+    assert _offered(_case("torch.nn.functional.ctc_loss", X)) == []
+    assert _offered(_case("torch.nn.functional.embedding", np.array([0, 1]), X,
+                          params=(("padding_idx", 0),))) == []
+    assert len(_offered(_case("torch.nn.functional.embedding", np.array([0, 1]), X))) == 1
+    assert _offered(_case("torch.put", X, np.array([1, 1]), np.array([1.0, 2.0], np.float32))
+                    ) == []
+
+
+def test_structured_batches_of_matrices() -> None:
+    a = np.arange(8, dtype=np.float64).reshape(2, 2, 2)
+    s = structured(a, "symmetric-upper")
+    assert np.array_equal(s, np.swapaxes(s, -1, -2))
+    assert np.array_equal(np.triu(s), np.triu(a))
+    assert structured(np.ones(3), "lower").tolist() == [1.0, 1.0, 1.0]  # not a matrix
