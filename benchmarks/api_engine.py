@@ -93,7 +93,8 @@ def first_bug(mode: str, api: str, preload: str, violate: float, max_cases: int
     classes = {b: registry.load("backend", b) for b in backends}
     engine = registry.load("engine", "api")(seed=3, libraries=("torch", "jax", "tf"),
                                             apis=[api], generator=mode,
-                                            violate_share=violate)
+                                            violate_share=violate,
+                                            gradients=False)  # API oracles only here
     oracles = [o for o in (registry.load("oracle", n)() for n in registry.names("oracle"))
                if "api" in getattr(o, "case_kinds", ("api", "graph"))]
     configs = [WorkerConfig(b, preload=(preload,) if b == "torch" else ()) for b in backends]

@@ -42,7 +42,7 @@ from dlfuzz.executor.ray_pool import RayPool
 from dlfuzz.oracles.base import OracleContext
 from dlfuzz.oracles.reference import Judge
 from dlfuzz.store.db import Store
-from throughput import api_judging
+from throughput import api_judging, judge_items
 
 RAY = str(Path(sys.executable).with_name("ray"))
 ENV = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
@@ -91,8 +91,7 @@ def fixed_pipeline(backends: list[str], engine_name: str, warm: int, batches: in
                 exec_s += time.perf_counter() - t0
                 n_cases += len(cases)
             items = list(zip(cases, results, strict=True))
-            for oracle in oracles:
-                oracle.check_many(items, ctx)
+            judge_items(oracles, items, ctx)
             for case, outcomes in items:
                 engine.feedback(case, outcomes, ())
         total = time.perf_counter() - t_start
@@ -160,9 +159,7 @@ def driver(backends: list[str], engine_name: str, seconds: float, batches: int) 
             results = pickle.loads(blob)
             t2 = time.perf_counter()
             items = list(zip(cases, results, strict=True))
-            found = 0
-            for oracle in oracles:
-                found += sum(len(f) for f in oracle.check_many(items, ctx))
+            found = sum(len(f) for f in judge_items(oracles, items, ctx))
             t3 = time.perf_counter()
             store.finish_batch(idx, len(cases), found, t3 - t0, {"findings": found},
                                {b: {"version": "", "cases": len(cases), "crashes": 0,

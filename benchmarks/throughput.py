@@ -8,7 +8,8 @@ and for the api engine (every library's own specs: a real campaign's mix). Then,
 through the harness divided by the raw library call timed in-process: the overhead ratio.
 
 Run: ``.venv/bin/python benchmarks/throughput.py [--seconds 15] [--engine api]
-[--only LABEL,...] [--no-overhead]``. Numbers go to
+[--only LABEL,...] [--gradients on|off|both] [--no-overhead]``; ``--gradients both``
+runs each set with and without the backward passes of differentiable cases. Numbers go to
 docs/performance.md by hand, with the machine they ran on.
 """
 
@@ -56,8 +57,23 @@ def api_judging(pool: Pool, backends: list[str]) -> tuple[list[Any], OracleConte
     judge = Judge(lambda cs, only: pool.run(cs, only=only),
                   [b for b in backends if not compiled[b]], library_of)
     oracles = [o for o in (registry.load("oracle", n)() for n in registry.names("oracle"))
-               if "api" in getattr(o, "case_kinds", ("api", "graph"))]
+               if {"api", "grad"} & set(getattr(o, "case_kinds", ("api", "graph")))]
     return oracles, OracleContext(judge, library_of, compiled)
+
+
+def judge_items(oracles: list[Any], items: list[tuple[Any, Any]], ctx: OracleContext
+                ) -> list[list[Any]]:
+    """Each oracle on the cases of the kinds it judges, as ``Campaign.judge_cases``:
+    the findings per item."""
+    found: list[list[Any]] = [[] for _ in items]
+    for oracle in oracles:
+        index = [i for i, it in enumerate(items)
+                 if getattr(it[0], "kind", "api") in oracle.case_kinds]
+        if index:
+            for i, fs in zip(index, oracle.check_many([items[i] for i in index], ctx),
+                             strict=True):
+                found[i].extend(fs)
+    return found
 
 
 def pipeline(backends: list[str], seconds: float, batch: int, warmup: float,
@@ -81,7 +97,8 @@ def pipeline(backends: list[str], seconds: float, batch: int, warmup: float,
             results = pool.run(cases)
             for case, outcomes in zip(cases, results, strict=True):
                 engine.feedback(case, outcomes, ())
-        n_cases, exec_s, gen_s, t_start = 0, 0.0, 0.0, time.perf_counter()
+        n_cases, n_grad, exec_s, gen_s, t_start = 0, 0, 0.0, 0.0, time.perf_counter()
+        busy: dict[str, float] = {}
         while time.perf_counter() - t_start < seconds:
             t0 = time.perf_counter()
             cases = engine.propose(batch)
@@ -90,13 +107,20 @@ def pipeline(backends: list[str], seconds: float, batch: int, warmup: float,
             results = pool.run(cases)
             exec_s += time.perf_counter() - t0
             items = list(zip(cases, results, strict=True))
-            for oracle in oracles:
-                oracle.check_many(items, ctx)
+            judge_items(oracles, items, ctx)
             for case, outcomes in items:
                 engine.feedback(case, outcomes, ())
             n_cases += len(cases)
+            for case, outcomes in items:
+                kind = getattr(case, "kind", "api")
+                n_grad += kind == "grad"
+                # The slowest backend's time on the case, summed per kind.
+                busy[kind] = busy.get(kind, 0.0) + max(
+                    (o.duration_s for o in outcomes.values()), default=0.0)
         total = time.perf_counter() - t_start
-    return {"cases": n_cases, "pipeline_cps": n_cases / total, "executor_cps": n_cases / exec_s,
+    return {"cases": n_cases, "gradient_cases": n_grad,
+            "api_case_ms": 1e3 * busy.get("api", 0.0) / max(n_cases - n_grad, 1),
+            "grad_case_ms": 1e3 * busy.get("grad", 0.0) / max(n_grad, 1), "pipeline_cps": n_cases / total, "executor_cps": n_cases / exec_s,
             "generation_cps": n_cases / gen_s if gen_s else float("inf"),
             "suspicious": ctx.stats.get("suspicious", 0), "reference_runs": judge.reference_runs}
 
@@ -178,6 +202,9 @@ def main() -> None:
     parser.add_argument("--replicas", type=int, default=0,
                         help="worker processes of each backend that compiles every new "
                              "signature, as `dlfuzz run --replicas` (0: the campaign default)")
+    parser.add_argument("--gradients", choices=("on", "off", "both"), default="on",
+                        help="the engines' gradient cases (on: the campaign default; both: "
+                             "every set twice, to show what the backward passes cost)")
     parser.add_argument("--no-overhead", action="store_true",
                         help="skip the harness-overhead table")
     args = parser.parse_args()
@@ -189,16 +216,21 @@ def main() -> None:
         print(f"# dlfuzz API pipeline throughput, engine {engine}: all specs, "
               f"{args.warmup:.0f} s warm-up, then {args.seconds:.0f} s measured per set, "
               f"batch {args.batch}")
-        print(f"{'backend set':60s} {'cases':>8s} {'pipeline/s':>11s} {'executor/s':>11s} "
-              f"{'suspicious':>10s} {'ref runs':>8s}")
+        print(f"{'backend set':60s} {'grads':>5s} {'cases':>8s} {'grad %':>6s} "
+              f"{'pipeline/s':>11s} {'executor/s':>11s} {'suspicious':>10s} {'ref runs':>8s} "
+              f"{'api ms':>7s} {'grad ms':>7s}")
+        modes = {"on": (True,), "off": (False,), "both": (False, True)}[args.gradients]
         for label, backends in (SETS if engine == "numpy-api" else API_SETS).items():
             if only and label not in only:
                 continue
-            r = pipeline(backends, args.seconds, args.batch, args.warmup, engine,
-                         args.replicas)
-            print(f"{label:60s} {r['cases']:8d} {r['pipeline_cps']:11.0f} "
-                  f"{r['executor_cps']:11.0f} {r['suspicious']:10d} "
-                  f"{r['reference_runs']:8d}", flush=True)
+            for gradients in modes:
+                r = pipeline(backends, args.seconds, args.batch, args.warmup, engine,
+                             args.replicas, gradients=gradients)
+                share = 100.0 * r["gradient_cases"] / max(r["cases"], 1)
+                print(f"{label:60s} {'on' if gradients else 'off':>5s} {r['cases']:8d} "
+                      f"{share:6.1f} {r['pipeline_cps']:11.0f} {r['executor_cps']:11.0f} "
+                      f"{r['suspicious']:10d} {r['reference_runs']:8d} "
+                      f"{r['api_case_ms']:7.2f} {r['grad_case_ms']:7.2f}", flush=True)
     if args.no_overhead:
         return
     for op in OPS:
