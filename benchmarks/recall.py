@@ -60,13 +60,13 @@ TFJS_CACHE = Path.home() / ".cache" / "dlfuzz" / "tfjs"
 SEVERITIES = ("crash", "wrong-result", "special-value", "inconsistency", "validation",
               "performance")
 LEVELS = ("api", "model", "program")
-KINDS = ("crash", "wrong-result", "nan-inf", "validation", "compile-mode")
+KINDS = ("crash", "wrong-result", "nan-inf", "validation", "compile-mode", "gradient")
 _REQUIRED = ("id", "library", "level", "kind", "upstream", "title", "reproduces_on", "api",
              "backend", "severity", "symptom", "trigger_lang", "trigger", "verify")
 _OPTIONAL = ("reported_on", "tfjs_version", "in_specs", "campaign", "note", "match")
 # The symptoms dlfuzz gives a finding (``Finding.symptom``; ``triage.severity`` ranks them).
 SYMPTOMS = ("crash", "timeout", "oom", "nan", "numeric", "status", "shape", "dtype",
-            "boundary", "nondeterministic", "performance")
+            "boundary", "nondeterministic", "performance", "gradient")
 # The special values an input may be required to hold (``Rule.inputs``).
 INPUT_VALUES = ("nan", "inf", "-inf", "subnormal", "int-min", "zero-size")
 _RULE_KEYS = ("message", "dtypes", "min_elements", "symptom", "inputs")
