@@ -134,6 +134,31 @@ def test_a_flat_function_is_no_finding(pool: Pool) -> None:
     assert found == [] and ctx.stats["gradient_flat"] == 1
 
 
+def test_real_bug_zeta_backward_through_an_unsigned_x(pool: Pool) -> None:
+    """torch 2.13: the derivative of zeta(x, q) in q is -x * zeta(x + 1, q), computed
+    with ``-x`` in x's own dtype; for a uint8 x the negation wraps around (-4 is 252).
+    JAX and TF do not take an integer x: torch is judged by its own finite differences."""
+    x = np.array(4, np.uint8)
+    q = np.array([1.0], np.float64)
+    case = _case({"torch": ("torch.special.zeta", (Ref(0), Ref(1)), ())}, x, q)
+    found, _, outcomes = _judge(pool, case)
+    c = _checks(outcomes["torch"])
+    assert c["reverse"] / c["fd"] < -10, c  # the premise: sign and size both wrong
+    assert {(f.guilty_backend, f.symptom, f.detail("mode")) for f in found} == \
+        {("torch", "gradient", "reverse")}, found
+
+
+def test_real_bug_isotonic_regression_gradient_shape(pool: Pool) -> None:
+    """TF 2.21: the gradient of ``tf.nn.isotonic_regression`` of a vector has shape
+    (n, 1) instead of (n,). Filed on tf, not again on tf-xla."""
+    x = np.array([0.5, -1.0, 2.0], np.float64)
+    case = _case({"tf": ("tensorflow.nn.isotonic_regression", (Ref(0),), ())}, x)
+    found, _, outcomes = _judge(pool, case)
+    assert outcomes["tf"].outputs[0].shape == (3, 1)  # the premise
+    shapes = [(f.guilty_backend, f.symptom) for f in found if f.symptom == "shape"]
+    assert shapes == [("tf", "shape")], found
+
+
 @pytest.fixture(scope="module")
 def planted_pool(pool: Pool) -> Iterator[Pool]:
     pool.close()  # one pool of seven workers at a time on a small machine

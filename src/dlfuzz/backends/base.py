@@ -221,10 +221,12 @@ class Backend:
         grads64, outs64, cots64 = gradient(wide, self.compiled)
         vs = [direction(case.seed, i, arrays[i].shape, case.structure_of(i)) for i in wrt]
         natives64 = [self.to_native(a) for a in wide]
-        reverse = sum(float(np.sum(gr.astype(np.float64) * v)) for gr, v in zip(grads64, vs,
-                                                                                  strict=True))
-        scale = sum(float(np.sum(np.abs(gr.astype(np.float64) * v)))
-                    for gr, v in zip(grads64, vs, strict=True))
+        # A gradient of the wrong shape (its own finding) is read in the input's shape
+        # when the sizes agree, so its values are still checked.
+        shaped = [gr.astype(np.float64).reshape(v.shape) if gr.size == v.size
+                  else np.full(v.shape, np.nan) for gr, v in zip(grads64, vs, strict=True)]
+        reverse = sum(float(np.sum(gr * v)) for gr, v in zip(shaped, vs, strict=True))
+        scale = sum(float(np.sum(np.abs(gr * v))) for gr, v in zip(shaped, vs, strict=True))
         forward = float("nan")
         if not self.compiled:
             try:

@@ -11,6 +11,7 @@ backend's ``repro_gradient``) and check it the way the finding was judged:
   differences of its own forward pass, with the oracle's allowance;
 * a cross-library finding: the gradient in the case's dtype against the float64 gradient
   the reference libraries agreed on, element by element (the api kind's values check);
+* a gradient of the wrong shape: each gradient must have its input's shape;
 * a crash: the gradient must simply be computed.
 """
 
@@ -58,6 +59,8 @@ class GradKind(CaseKind):
 
     def expectation(self, finding: Finding, case: GradCase, outcomes: dict[str, Outcome],
                     tools: TriageTools) -> Expectation:
+        if finding.symptom == "shape":
+            return Expectation("gradient-shape", note=finding.message)
         if finding.symptom != "gradient":
             return Expectation("runs", note=finding.message)
         if str(finding.detail("judged_by", "")).startswith("finite"):
@@ -151,6 +154,18 @@ def reproducer(backend: Any, case: GradCase, expectation: Expectation, title: st
     ]
     if expectation.kind == "gradient":
         lines += _fd_check(target, mode)
+    elif expectation.kind == "gradient-shape":
+        lines += [
+            "primals = [INPUTS[i] for i in WRT]",
+            "grads = _vjp(f, primals, _cotangents(f(*primals)))",
+            "for i, g in zip(WRT, grads):",
+            "    got, want = tuple(_numpy(g).shape), tuple(_numpy(INPUTS[i]).shape)",
+            '    print(f"gradient for x{i}: shape {list(got)}, input shape {list(want)}")',
+            "    if got != want:",
+            f'        _verdict(1, f"BUG present: the gradient of {target} for x{{i}} has shape '
+            '{list(got)}, not the input\'s {list(want)}")',
+            f'_verdict(0, "OK: every gradient of {target} has its input\'s shape")',
+        ]
     elif expectation.kind == "values":
         lines += [
             "primals = [INPUTS[i] for i in WRT]",
@@ -191,7 +206,7 @@ def _fd_check(target: str, mode: str) -> list[str]:
         "",
         "def _reverse_mode():",
         "    grads = _vjp(f, wide, cots)",
-        "    terms = [_numpy(g).astype(np.float64) * v for g, v in zip(grads, vs)]",
+        "    terms = [_numpy(g).astype(np.float64).reshape(v.shape) * v for g, v in zip(grads, vs)]",
         "    return sum(float(np.sum(t)) for t in terms), sum(float(np.sum(np.abs(t))) for t in terms)",
         "",
         "",

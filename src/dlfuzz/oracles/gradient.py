@@ -19,7 +19,8 @@ both with the symptom ``gradient``:
   float32-only backward bug or a compiled backward (``torch.compile``, ``jax.jit``, XLA)
   that differs from its eager mode is blamed on the one backend that is off.
 
-A case any backend saw a kink, a flat stretch or a non-finite value in is not judged at
+A gradient whose shape is not its input's is a finding of its own (symptom ``shape``;
+its values are still checked in the input's shape). A case any backend saw a kink, a flat stretch or a non-finite value in is not judged at
 all (counted as ``gradient_kink`` and so on): libraries pick different subgradients there
 by design, which is not a bug. A backend whose own self-check failed is not blamed a
 second time by the cross-library judgement.
@@ -108,6 +109,7 @@ class GradientOracle(Oracle):
             checks = {b: c for b, o in outcomes.items() if (c := checks_of(o)) is not None}
             if not checks:
                 continue
+            results[i].extend(self._shapes(case, outcomes, checks, ctx))
             states = {smoothness(c) for c in checks.values()}
             if states != {"smooth"}:
                 worst = next(s for s in ("nonfinite", "kink", "flat", "noisy") if s in states)
@@ -128,6 +130,33 @@ class GradientOracle(Oracle):
             judged.append(i)
         self._across(items, judged, results, ctx)
         return results
+
+    def _shapes(self, case: Any, outcomes: Mapping[str, Outcome],
+                checks: Mapping[str, Any], ctx: OracleContext) -> list[Finding]:
+        """A gradient whose shape is not its input's (symptom ``shape``): an optimizer
+        step with it fails, or broadcasts it silently."""
+        wrong: dict[str, str] = {}
+        for backend in checks:
+            grads = outcomes[backend].outputs[:-1]
+            for k, (i, g) in enumerate(zip(case.wrt, grads, strict=False)):
+                want = case.tensors[i].shape
+                if tuple(g.shape) != tuple(want):
+                    wrong[backend] = (f"the gradient for input x{i} ({k + 1} of "
+                                      f"{len(case.wrt)}) has shape {list(g.shape)}; the "
+                                      f"input's shape is {list(want)}")
+                    break
+        found = []
+        for backend, said in wrong.items():
+            eager = ctx.eager_sibling(backend) if ctx.compiled.get(backend) else None
+            if eager in wrong:
+                continue  # the eager mode's bug, filed there
+            target = _target(case, ctx.library_of.get(backend, ""))
+            ctx.stats["gradient_shape"] += 1
+            found.append(finding(
+                self.name, "shape", case, backend, "backward", f"{target}: {said}",
+                signature_message=f"gradient shape, inputs {input_dtypes(case)}",
+                mode="shape", judged_by="the input's shape"))
+        return found
 
     def _self_check(self, case: Any, outcome: Outcome, c: Mapping[str, float],
                     ctx: OracleContext) -> Finding | None:
