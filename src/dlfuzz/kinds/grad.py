@@ -28,8 +28,8 @@ from dlfuzz.cases.kind import Reduction, TriageTools
 from dlfuzz.kinds.api import ApiKind, own_target
 from dlfuzz.kinds.expectation import symptom_expectation
 from dlfuzz.oracles import gradient as rules
-from dlfuzz.triage.repro import _values, call_source, literal
-from dlfuzz.triage.repro_verdict import VERDICT, quiet_header, values_check
+from dlfuzz.triage.repro import _values, call_source, literal, script_head
+from dlfuzz.triage.repro_verdict import values_check
 
 _API = ApiKind()
 
@@ -105,30 +105,14 @@ def reproducer(backend: Any, case: GradCase, expectation: Expectation, title: st
     target = call.target.rpartition(".")[2] if call.target.startswith("dlfuzz.") \
         else call.target
     mode = expectation.note.partition(":")[0] if expectation.kind == "gradient" else ""
-    lines = [
-        '"""' + f"dlfuzz reproducer: {title}",
-        "",
+    lines = script_head(backend, title, [
         f"Backend: {backend.name}{' ' + version if version else ''}. Needs only that library "
         "(and NumPy, which it depends on).",
         "The gradient of the call's floating outputs, weighted by a cotangent, with respect",
         f"to {', '.join(f'x{i}' for i in case.wrt)}. Exit status: 1 while the bug is present, "
         "0 once it is fixed;",
-        "the last line printed is the verdict.",
-        '"""',
-        *quiet_header(backend.name),
-        "import math",
-        "import signal",
-        "import sys",
-        "",
-        backend.repro_import,
-        "import numpy as np",
-    ]
-    if extra:
-        lines.append(extra)
-    if backend.repro_setup():
-        lines.append(backend.repro_setup())
-    lines += ["", backend.repro_helpers().rstrip(), "", VERDICT.strip(), "",
-              backend.repro_gradient().strip(), "", _COMMON.strip(), ""]
+        "the last line printed is the verdict."], extra, ("import numpy as np",))
+    lines += [backend.repro_gradient().strip(), "", _COMMON.strip(), ""]
     for i, t in enumerate(case.tensors):
         lines.append(f"x{i} = {backend.repro_tensor(_values(t.to_numpy()), t.dtype, t.shape)}")
     unpack = ", ".join(names) + ("," if len(names) == 1 else "")

@@ -172,25 +172,10 @@ def reproducer(backend: Backend, case: ApiCase, expectation: Expectation, title:
     expr = backend.repro_call(expr, [f"x{i}" for i in used])
     target = call.target.rpartition(".")[2] if call.target.startswith("dlfuzz.") \
         else call.target
-    lines = [
-        '"""' + f"dlfuzz reproducer: {title}",
-        "",
+    lines = script_head(backend, title, [
         f"Backend: {backend.name}{' ' + version if version else ''}. Needs only that library.",
         "Exit status: 1 while the bug is present, 0 once it is fixed; the last line printed",
-        "is the verdict.",
-        '"""',
-        *quiet_header(backend.name),
-        "import math",
-        "import signal",
-        "import sys",
-        "",
-        backend.repro_import,
-    ]
-    if extra:
-        lines.append(extra)
-    if backend.repro_setup():
-        lines.append(backend.repro_setup())
-    lines += ["", backend.repro_helpers().rstrip(), "", VERDICT.strip(), ""]
+        "is the verdict."], extra)
     if expectation.kind == "repeatable":
         lines += [_FLAT.strip(), ""]
     for i, t in enumerate(case.tensors):
@@ -233,6 +218,21 @@ def reproducer(backend: Backend, case: ApiCase, expectation: Expectation, title:
         lines.append(f"result = {expr}")
         lines.append(values_check(target, expectation.expected, expectation.allowed, literal))
     return "\n".join(lines).rstrip() + "\n"
+
+
+def script_head(backend: Backend, title: str, about: list[str], extra: str,
+                imports: tuple[str, ...] = ()) -> list[str]:
+    """What every Python reproducer of a call starts with: its docstring (``title`` and
+    the ``about`` lines), the quiet header, the imports (the library's, ``imports``,
+    ``extra``), the backend's set-up, its helpers and ``_verdict``."""
+    lines = ['"""' + f"dlfuzz reproducer: {title}", "", *about, '"""',
+             *quiet_header(backend.name), "import math", "import signal", "import sys", "",
+             backend.repro_import, *imports]
+    if extra:
+        lines.append(extra)
+    if backend.repro_setup():
+        lines.append(backend.repro_setup())
+    return lines + ["", backend.repro_helpers().rstrip(), "", VERDICT.strip(), ""]
 
 
 def _nested(array: np.ndarray) -> Any:
