@@ -507,7 +507,7 @@ class Backend:
                 "    return (a.astype(np.float64) if a.dtype.name == 'bfloat16' else a).tolist()\n")
 
     def repro_gradient(self) -> str:
-        """Source of a gradient reproducer's library helpers (``kinds/grad_repro.py``):
+        """Source of a gradient reproducer's library helpers (``kinds/grad.py``):
         ``_floating(t)``, ``_numpy(t)``, ``_tensor(array)``, ``_vjp(f, primals, cots)``
         (this mode's reverse mode, gradients as library tensors) and ``_jvp(f, primals,
         tangents)`` (forward mode, per output). "" for a backend without autodiff."""
