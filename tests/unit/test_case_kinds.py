@@ -18,6 +18,7 @@ from dlfuzz.cases import (
     CaseKind,
     Expectation,
     Finding,
+    GradCase,
     GraphCase,
     Outcome,
     ProgramCase,
@@ -30,6 +31,7 @@ from dlfuzz.errors import UsageError
 from dlfuzz.ir.graph import GraphBuilder
 from dlfuzz.ir.weights import init_model
 from dlfuzz.kinds.api import ApiKind
+from dlfuzz.kinds.grad import GradKind
 from dlfuzz.kinds.graph import GraphKind
 from dlfuzz.kinds.program import ProgramKind
 from dlfuzz.triage.bugdir import BugFolder, write_bug_folder
@@ -61,8 +63,12 @@ def program_case() -> ProgramCase:
                        edge=(("block", 0), ("api", "torch.nn.Conv2d")))
 
 
-CASES = {"api": api_case, "graph": graph_case, "program": program_case}
-CLASSES = {"api": ApiKind, "graph": GraphKind, "program": ProgramKind}
+def grad_case() -> GradCase:
+    return GradCase(api_case(), seed=3)
+
+
+CASES = {"api": api_case, "grad": grad_case, "graph": graph_case, "program": program_case}
+CLASSES = {"api": ApiKind, "grad": GradKind, "graph": GraphKind, "program": ProgramKind}
 
 
 def a_finding(case: object, symptom: str = "crash", api: str | None = None) -> Finding:
@@ -106,8 +112,8 @@ def test_unknown_kind_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     class Odd:
         kind = "tensorboard"
 
-    with pytest.raises(UsageError, match=r"unknown case kind 'tensorboard'.*api, graph, "
-                                         r"program"):
+    with pytest.raises(UsageError, match=r"unknown case kind 'tensorboard'.*api, grad, "
+                                         r"graph, program"):
         kind_of(Odd())
     with pytest.raises(UsageError, match="no 'kind' field"):
         kind_of(object())
@@ -199,6 +205,8 @@ def test_bug_folder_and_report_section_per_kind(name: str, tmp_path: Path) -> No
         assert "RESULT = {&#x27;outputs&#x27;: [1.0]}" in html and "lenet" in html
     else:
         assert "torch.cumsum" in html and "numpy.cumsum" in html
+        if name == "grad":
+            assert "with respect to" in html and "x0" in html
     # Every kind writes its issue-ready report through its ``issue_case`` hook.
     issue = (path / "issue.md").read_text()
     call = folder.title.split(": ", 1)[1]
@@ -206,7 +214,8 @@ def test_bug_folder_and_report_section_per_kind(name: str, tmp_path: Path) -> No
     assert "## Expected vs actual" in issue
     assert kind.issue_case(case, "torch") in issue
     assert {"graph": "Model of 2 layers (Dense, ReLU)", "program": "A torch program",
-            "api": "`torch.cumsum(x0, dim=1)`"}[name] in issue
+            "api": "`torch.cumsum(x0, dim=1)`",
+            "grad": "`torch.cumsum(x0, dim=1)`"}[name] in issue
 
 
 def test_an_api_title_names_the_guilty_librarys_own_call() -> None:

@@ -35,10 +35,15 @@ def test_an_ordinary_case_is_queued_once_and_a_batch_takes_its_share() -> None:
         queue.offer(_case("torch.tanh", X + k), _ok(X), [], deterministic=True)
     queued = len(queue.waiting)
     assert 4 <= queued < 40  # the first ones always, then fewer: the probability halves
-    taken = queue.take(20)
-    assert len(taken) == int(np.ceil(SHARE * 20)) and all(isinstance(g, GradCase)
-                                                         for g in taken)
+    assert queue.take(20) == []  # 0.4 gradient cases owed: none yet, the rest carried
+    taken = queue.take(40)  # 0.4 + 0.8
+    assert len(taken) == 1 and isinstance(taken[0], GradCase)
     assert taken[0].base.tensors[0].to_numpy().tolist() == X.tolist()  # oldest first
+    assert len(queue.take(int(5 / SHARE))) == 5
+    queue.waiting.clear()
+    for _ in range(10):  # a share the queue cannot fill is not saved up past one batch's
+        queue.take(1000)
+    assert queue.credit <= SHARE * 1000
 
 
 def test_cases_whose_gradient_says_nothing_are_not_queued() -> None:

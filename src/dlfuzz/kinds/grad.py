@@ -17,8 +17,10 @@ backend's ``repro_gradient``) and check it the way the finding was judged:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from dlfuzz.backends.base import FD_STEP
@@ -27,6 +29,7 @@ from dlfuzz.cases.grad import GRAD_DTYPES
 from dlfuzz.cases.kind import Reduction, TriageTools
 from dlfuzz.kinds.api import ApiKind, own_target
 from dlfuzz.kinds.expectation import symptom_expectation
+from dlfuzz.kinds.report_html import table
 from dlfuzz.oracles import gradient as rules
 from dlfuzz.triage.repro import _values, call_source, literal, script_head
 from dlfuzz.triage.repro_verdict import values_check
@@ -78,6 +81,19 @@ class GradKind(CaseKind):
         if not backend.repro_gradient():
             return None
         return reproducer(backend, case, expectation, title, version)
+
+    def report_section(self, folder: Path, meta: dict[str, Any]) -> str:
+        """The api kind's calls, then what was differentiated and how."""
+        path = folder / "case.json"
+        if not path.is_file():
+            return ""
+        described = json.loads(path.read_text())
+        rows: list[tuple[str, Any]] = [
+            ("with respect to", ", ".join(described.get("wrt", []))),
+            ("cotangent seed", described.get("seed", "")),
+            ("judged by", meta.get("details", {}).get("judged_by", ""))]
+        return (_API.report_section(folder, meta)
+                + "<h3>Gradient</h3>" + table(rows))
 
     def reduction(self, case: GradCase, finding: Finding, tools: TriageTools) -> Reduction:
         """The api kind's passes on the call underneath; candidates stay gradient cases

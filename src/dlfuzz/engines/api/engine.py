@@ -714,6 +714,7 @@ class NumpyApiEngine(ApiEngine):
 
     def __init__(self, seed: int = 0, libraries: Sequence[str] = ("numpy", "torch", "jax", "tf"),
                  apis: Iterable[str] | None = None, group_size: tuple[int, int] = (8, 16),
-                 signature_inputs: int = 0, **options: Any) -> None:
+                 signature_inputs: int = 0, gradients: bool = True, **options: Any) -> None:
         super().__init__(seed=seed, libraries=libraries, apis=apis, specs=load_set("numpy"),
-                         group_size=group_size, signature_inputs=signature_inputs, **options)
+                         group_size=group_size, signature_inputs=signature_inputs,
+                         gradients=gradients, **options)

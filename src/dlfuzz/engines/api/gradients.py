@@ -2,12 +2,13 @@
 
 Differentiability shows only after the forward pass: a case qualifies once it ran on
 some autodiff library with a floating output, on finite, non-empty floating inputs
-(float16 and bfloat16 ones are differentiated in float32) of a deterministic API, as a valid input or an edge input whose floating inputs
-stay ordinary (``EDGES``; not a violate-mode one), without a finding of its own, and
-small enough for finite differences to stay cheap. A
-qualifying case is queued as a ``GradCase`` with a probability that falls with the
-gradient cases its API already had (every API gets its first ones soon; a busy API keeps
-a floor), and a later batch carries up to ``SHARE`` of queued gradient cases.
+(float16 and bfloat16 ones are differentiated in float32) of a deterministic API, as
+a valid input or an edge input whose floating inputs stay ordinary (``EDGES``; not a
+violate-mode one), without a finding of its own, and small enough for finite
+differences to stay cheap. A qualifying case is queued as a ``GradCase`` with a
+probability that falls with the gradient cases its API already had (every API gets its
+first ones soon; a busy API keeps a floor), and later batches carry ``SHARE`` of
+gradient cases.
 
 Documented conventions of the libraries' gradients (``data/gradient_conventions.json``)
 shape the case: an input the API reads one triangle of is made symmetric (or
@@ -16,9 +17,10 @@ gradient by design (embedding's ``padding_idx``), with writes through repeated i
 or with undefined losses on random inputs (CTC) get no gradient case. Outputs the spec
 compares other than element by element (eigenvectors) get no cotangent.
 
-All choices are functions of the case's id, not draws of the engine's random streams:
-turning gradients on or off leaves the API cases an engine proposes for a given feedback
-unchanged, and a resumed campaign queues what the uninterrupted one would have.
+All choices are functions of the case's id and of counts, never of measured times or of
+draws of the engine's random streams: turning gradients on or off leaves the API cases
+an engine proposes for a given feedback unchanged, and a seed gives the same campaign on
+any machine.
 """
 
 from __future__ import annotations
@@ -41,7 +43,12 @@ from dlfuzz.libraries import of_backend
 CONVENTIONS = Path(__file__).resolve().parent / "data" / "gradient_conventions.json"
 
 HALF = ("float16", "bfloat16")
-SHARE = 0.15  # at most this share of a batch is gradient cases
+# Gradient cases per API case proposed, carried over between batches. A gradient case
+# costs about 12 API cases of the mix (docs/performance.md), so 2 % of the cases take
+# about a fifth of the workers' time; in a campaign directed at a few cheap APIs, where
+# nearly every case qualifies, a larger share would spend most of the time on backward
+# passes (15 % did: 80 % of a cumsum campaign's time).
+SHARE = 0.02
 QUEUE = 256  # gradient cases waiting; the oldest are dropped past it
 MAX_ELEMENTS = 4096  # input elements of a gradient case (finite differences: 5 forwards)
 # Edge inputs (engines/api/edges.py) whose floating inputs stay ordinary numbers: an
@@ -59,6 +66,7 @@ class GradientQueue:
         self.waiting: deque[GradCase] = deque(maxlen=QUEUE)
         self.queued: Counter[str] = Counter()  # per API: gradient cases queued so far
         self.counts: Counter[str] = Counter()
+        self.credit = 0.0  # gradient cases owed to the batches so far (SHARE per case)
 
     def offer(self, case: ApiCase, outcomes: Mapping[str, Outcome],
               findings: Sequence[Finding], deterministic: bool) -> None:
@@ -104,8 +112,11 @@ class GradientQueue:
         self.waiting.append(GradCase(case, token, _still(case.api, outcomes), structure))
 
     def take(self, n: int) -> list[GradCase]:
-        """Up to ``SHARE`` of a batch of ``n`` cases, oldest first."""
-        k = min(len(self.waiting), math.ceil(SHARE * n)) if n > 1 else 0
+        """``SHARE`` of a batch of ``n`` cases (the fraction carried to the next batch),
+        oldest first; a share the queue cannot fill is not saved up."""
+        self.credit = min(self.credit + SHARE * n, max(1.0, SHARE * n))
+        k = min(len(self.waiting), math.floor(self.credit))
+        self.credit -= k
         return [self.waiting.popleft() for _ in range(k)]
 
 
