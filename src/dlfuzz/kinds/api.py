@@ -8,7 +8,6 @@ shrinks tensors, simplifies values and drops optional parameters through the eng
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from html import escape
 from pathlib import Path
@@ -18,7 +17,7 @@ from dlfuzz.cases import ApiCase, CaseKind, Expectation, Finding, Outcome, Ref, 
 from dlfuzz.cases.kind import Reduction, TriageTools
 from dlfuzz.kinds.expectation import symptom_expectation
 from dlfuzz.kinds.finite_first import finite_variants
-from dlfuzz.kinds.report_html import table
+from dlfuzz.kinds.report_html import described_case, table
 from dlfuzz.libraries import of_backend
 from dlfuzz.triage.reduce import DEFAULT_PASSES, drop_params
 from dlfuzz.triage.repro import reproducer
@@ -90,10 +89,9 @@ class ApiKind(CaseKind):
 
     def report_section(self, folder: Path, meta: dict[str, Any]) -> str:
         """The call per library (target and arguments) and the input's expectation."""
-        path = folder / "case.json"
-        if not path.is_file():
+        described = described_case(folder)
+        if described is None:
             return ""
-        described = json.loads(path.read_text())
         rows: list[tuple[str, Any]] = [
             (lib, f"{c.get('target')}(*{c.get('args')}, **dict({c.get('kwargs')}))")
             for lib, c in described.get("calls", {}).items()]

@@ -17,7 +17,6 @@ backend's ``repro_gradient``) and check it the way the finding was judged:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -29,7 +28,7 @@ from dlfuzz.cases.grad import GRAD_DTYPES
 from dlfuzz.cases.kind import Reduction, TriageTools
 from dlfuzz.kinds.api import ApiKind, own_target
 from dlfuzz.kinds.expectation import symptom_expectation
-from dlfuzz.kinds.report_html import table
+from dlfuzz.kinds.report_html import described_case, table
 from dlfuzz.oracles import gradient as rules
 from dlfuzz.triage.repro import _values, call_source, literal, script_head
 from dlfuzz.triage.repro_verdict import values_check
@@ -84,10 +83,9 @@ class GradKind(CaseKind):
 
     def report_section(self, folder: Path, meta: dict[str, Any]) -> str:
         """The api kind's calls, then what was differentiated and how."""
-        path = folder / "case.json"
-        if not path.is_file():
+        described = described_case(folder)
+        if described is None:
             return ""
-        described = json.loads(path.read_text())
         rows: list[tuple[str, Any]] = [
             ("with respect to", ", ".join(described.get("wrt", []))),
             ("cotangent seed", described.get("seed", "")),

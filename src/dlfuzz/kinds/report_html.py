@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,15 @@ def table(rows: list[tuple[str, Any]]) -> str:
     body = "".join(f"<tr><th>{escape(str(k))}</th><td>{escape(str(v))}</td></tr>"
                    for k, v in rows)
     return f"<table>{body}</table>"
+
+
+def described_case(folder: Path) -> dict[str, Any] | None:
+    """The bug folder's ``case.json`` (the kind's ``describe``), or None without one."""
+    path = folder / "case.json"
+    if not path.is_file():
+        return None
+    described: dict[str, Any] = json.loads(path.read_text())
+    return described
 
 
 def file_block(folder: Path, name: str, heading: str, limit: int = 20000) -> str:
