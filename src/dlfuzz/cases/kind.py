@@ -36,10 +36,12 @@ class Expectation:
 
     ``kind`` is ``"values"`` (outputs within ``allowed`` of ``expected``), ``"runs"``
     (no exception, no crash, no hang), ``"rejects"`` (the library must raise) or
-    ``"repeatable"`` (re-runs give the first run's result).
+    ``"repeatable"`` (re-runs give the first run's result); a kind may add its own (the
+    grad kind: ``"gradient"``, autodiff against finite differences, and
+    ``"gradient-shape"``).
     """
 
-    kind: str  # "values" | "runs" | "rejects" | "repeatable"
+    kind: str  # "values" | "runs" | "rejects" | "repeatable" | a kind's own
     expected: tuple[np.ndarray, ...] = ()
     allowed: tuple[np.ndarray, ...] = ()
     note: str = ""
