@@ -283,6 +283,15 @@ class Backend:
             return [x for item in value for x in self._natives(item)]
         return [value] if self.is_tensor(value) else []
 
+    def compiled_once(self, key: Any, build: Callable[[], Callable[..., Any]]
+                      ) -> Callable[..., Any]:
+        """The compiled callable cached under ``key``, built by ``build`` the first time
+        (a compile mode's backward, once per call and signature)."""
+        compiled = self._compiled.get(key)
+        if compiled is None:
+            compiled = self._compiled[key] = build()
+        return compiled
+
     def prepare_api(self) -> None:
         """Process-wide switches API calls run under (TF's NumPy behaviour)."""
 

@@ -104,11 +104,9 @@ class JaxJitBackend(JaxBackend):
     def vjp(self, g: Callable[[list[Any], list[Any]], list[Any]], primals: list[Any],
             natives: list[Any], cotangents: list[Any], key: Any) -> list[Any]:
         """``jax.jit`` of the whole backward, compiled once per call and signature."""
-        compiled = self._compiled.get(("grad", key))
-        if compiled is None:
-            jax = self.jax
-            compiled = self._compiled[("grad", key)] = jax.jit(
-                lambda ps, ns, cs: _vjp(jax, g, ps, ns, cs))
+        jax = self.jax
+        compiled = self.compiled_once(("grad", key), lambda: jax.jit(
+            lambda ps, ns, cs: _vjp(jax, g, ps, ns, cs)))
         return list(compiled(primals, natives, cotangents))
 
     def repro_compile_model(self, name: str) -> str:

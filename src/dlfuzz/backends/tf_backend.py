@@ -123,11 +123,9 @@ class TfXlaBackend(TfBackend):
     def vjp(self, g: Callable[[list[Any], list[Any]], list[Any]], primals: list[Any],
             natives: list[Any], cotangents: list[Any], key: Any) -> list[Any]:
         """The tape and its backward in one XLA-compiled function, per call and signature."""
-        compiled = self._compiled.get(("grad", key))
-        if compiled is None:
-            tf = self.tf
-            compiled = self._compiled[("grad", key)] = tf.function(
-                lambda ps, ns, cs: _tape(tf, g, ps, ns, cs), jit_compile=True, autograph=False)
+        tf = self.tf
+        compiled = self.compiled_once(("grad", key), lambda: tf.function(
+            lambda ps, ns, cs: _tape(tf, g, ps, ns, cs), jit_compile=True, autograph=False))
         return list(compiled(primals, natives, cotangents))
 
     def repro_compile_model(self, name: str) -> str:

@@ -139,14 +139,14 @@ class TorchCompileBackend(TorchBackend):
     def traced(self, g: Callable[..., Any], key: Any) -> Callable[..., Any]:
         """``g`` compiled once per call and input signature: AOTAutograd traces its
         backward too, which ``torch.autograd.grad`` then runs compiled."""
-        compiled = self._compiled.get(("grad", key))
-        if compiled is None:
+        def build() -> Callable[..., Any]:
             self._serial += 1
             code = g.__code__.replace(co_name=f"dlfuzz_grad_{self._serial}")
             fresh = types.FunctionType(code, g.__globals__, code.co_name, g.__defaults__,
                                        g.__closure__)
-            compiled = self._compiled[("grad", key)] = self.torch.compile(
-                fresh, dynamic=False, fullgraph=False)
+            return self.torch.compile(fresh, dynamic=False, fullgraph=False)
+
+        compiled = self.compiled_once(("grad", key), build)
         return compiled
 
     def compile_model(self, model: Callable[..., Any]) -> Callable[..., Any]:
