@@ -48,6 +48,7 @@ CASE_KINDS: dict[str, str] = {
     "grad": "dlfuzz.kinds.grad:GradKind",
     "graph": "dlfuzz.kinds.graph:GraphKind",
     "program": "dlfuzz.kinds.program:ProgramKind",
+    "train": "dlfuzz.kinds.train:TrainKind",
 }
 
 _ENTRY_POINT_GROUPS = {"backend": "dlfuzz.backends", "engine": "dlfuzz.engines",

@@ -6,6 +6,14 @@ backward is wrong wherever the output is negative. An **unaided** API campaign (
 from the cases that ran) must find it, blame torch, confirm, reduce and reproduce it: the
 reproducer compares torch's reverse mode with central finite differences of its own
 forward pass and exits 1 with the plant, 0 without. ``--no-gradients`` runs none.
+
+The same plant under an unaided **model** campaign (LEMON mutants of LeNet-5 on torch,
+one input set per model, so a 4-minute budget steps several hundred models; LEMON's
+mutations insert Tanh layers among others): the training steps the engine picks must
+find it, localize it to the Tanh layer (the finding is filed under ``Tanh``, not the
+model), and reduce it to a model whose torch reproducer exits 1 with the plant and 0
+without. (A 180 s campaign with four input sets per model stepped 160 models and found
+the plant 3 times.)
 """
 
 from __future__ import annotations
@@ -74,3 +82,40 @@ def test_no_gradients_runs_no_backward_pass(tmp_path) -> None:
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert _counter(out, "gradient_cases_run") == 0
     assert _counter(out, "gradient_cases_queued") == 0
+
+
+@pytest.fixture(scope="module")
+def model_campaign(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("training") / "c"
+    proc = dlfuzz_cli("run", "--engine", "model", "--method", "lemon", "--backends",
+                      "torch", "--inputs-per-model", "1", "--seed", "1",
+                      "--preload", f"torch={PLANT}", "--budget", "240s", "--out", str(out),
+                      "--quiet", timeout=1500)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return out
+
+
+def test_an_unaided_model_campaign_localizes_a_wrong_layer_backward(model_campaign) -> None:
+    bugs = _findings(model_campaign)
+    mine = [b for b in bugs if b["symptom"] == "gradient"]
+    assert [(b["api"], b["guilty_backend"]) for b in mine] == [("Tanh", "torch")], \
+        [(b["api"], b["symptom"], b["guilty_backend"]) for b in bugs]
+    bug = mine[0]
+    assert bug["confirmed"] and bug["reduced"] and bug["severity"] == "wrong-result", bug
+    assert bug["root_cause"] == "torch/tanh/gradient:reverse"
+    # Reduced to a model around the Tanh layer (the model files sit beside the script).
+    folder = Path(bug["dir"])
+    assert "Tanh" in (folder / "graph.txt").read_text()
+    assert (folder / "model.npz").is_file()
+    script = bug["repro"]["torch"]
+    fixed = subprocess.run([sys.executable, script], capture_output=True, text=True,
+                           timeout=300)
+    assert fixed.returncode == 0 and fixed.stdout.strip().splitlines()[-1].startswith("OK"), \
+        fixed.stdout + fixed.stderr
+    planted = subprocess.run(
+        [sys.executable, "-c", f"import {PLANT}, runpy; "
+         f"runpy.run_path({script!r}, run_name='__main__')"],
+        capture_output=True, text=True, timeout=300, env=planted_env())
+    assert planted.returncode == 1 and "BUG present" in planted.stdout, planted.stdout
+    assert _counter(model_campaign, "train_steps_run") > 200
+    assert _counter(model_campaign, "gradient_localized") >= 1

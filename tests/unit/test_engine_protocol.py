@@ -45,7 +45,8 @@ def test_every_engine_derives_from_engine_and_declares_its_settings(name):
 # Options two engines share on purpose: the same meaning and default in each (the API
 # engine over per-library specs and over the numpy set draw signatures alike, and check
 # backward passes alike).
-SHARED_OPTIONS = {"signature_inputs": ("api", "numpy-api"), "gradients": ("api", "numpy-api")}
+SHARED_OPTIONS = {"signature_inputs": ("api", "numpy-api"),
+                  "gradients": ("api", "numpy-api", "model")}
 
 
 def test_engine_options_belong_to_one_engine_each():

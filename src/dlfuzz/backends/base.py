@@ -175,8 +175,6 @@ class Backend:
         A backend without "grad" in ``case_kinds`` raises here (stage ``prepare``); one
         with it implements ``floating``, ``vjp`` and ``jvp``.
         """
-        from dlfuzz.cases.grad import CHECKS, cotangent, direction
-
         call = case.call_for(self.library)
         if call is None or "grad" not in self.case_kinds:
             raise StageError("prepare") from NotImplementedError(
@@ -194,32 +192,54 @@ class Backend:
         self.prepare_api()
         g = self._differentiable(call, fn, wrt, frozenset(case.still))
         key = (call.static_key(), id(fn), wrt)
+        grads, _, _, checks = self._backward(g, arrays, wrt, case.seed, case.structure_of, key)
+        return (*grads, checks)
 
-        def gradient(inputs: list[np.ndarray], compiled: bool
-                     ) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
+    def _backward(self, g: Callable[[list[Any], list[Any]], list[Any]],
+                  arrays: list[np.ndarray], wrt: tuple[int, ...], seed: int,
+                  structure_of: Callable[[int], str], key: Any,
+                  g64: Callable[[list[Any], list[Any]], list[Any]] | None = None
+                  ) -> tuple[list[np.ndarray], list[Any], list[Any], np.ndarray]:
+        """The backward pass of ``g`` at ``arrays`` (``wrt``: the differentiated ones) and
+        its float64 check (``cases.grad.CHECKS``), shared by API calls and training steps.
+        ``g64`` computes the same in float64 where ``g`` is bound to the case's dtype (a
+        model's program); the float64 check runs it at the inputs upcast.
+
+        Returns the gradients in the inputs' dtypes, computed in this backend's mode; the
+        floating outputs and cotangents of that run (library tensors); the check vector.
+        """
+        from dlfuzz.cases.grad import CHECKS, cotangent, direction
+
+        def gradient(g: Callable[[list[Any], list[Any]], list[Any]], inputs: list[np.ndarray],
+                     compiled: bool, key: Any) -> tuple[list[np.ndarray], list[Any], list[Any]]:
             natives = [self.to_native(a) for a in inputs]
             primals = [natives[i] for i in wrt]
             try:
-                outs = [np.asarray(self.to_numpy(o)) for o in g(primals, natives)]
+                outs = g(primals, natives)
+                arrays_out = [np.asarray(self.to_numpy(o)) for o in outs]
             except Exception as exc:
                 raise StageError("call") from exc
             if not outs:
                 raise StageError("prepare") from ValueError(
                     "no floating output to differentiate")
-            cots = [cotangent(case.seed, k, o.shape).astype(o.dtype) for k, o in enumerate(outs)]
+            cots = [self.to_native(cotangent(seed, k, o.shape).astype(o.dtype))
+                    for k, o in enumerate(arrays_out)]
             specs = tuple(self.spec_of(n) for n in natives)
             try:
-                grads = self.vjp(g, primals, natives, [self.to_native(c) for c in cots],
-                                 (key, specs) if compiled else None)
+                grads = self.vjp(g, primals, natives, cots, (key, specs) if compiled else None)
                 result = [np.asarray(self.to_numpy(x)) for x in grads]
             except Exception as exc:
                 raise StageError("backward") from exc
             return result, outs, cots
 
-        grads, _, _ = gradient(arrays, self.compiled)
+        grads, outs, cots = gradient(g, arrays, self.compiled, key)
         wide = [a.astype(np.float64) if i in wrt else a for i, a in enumerate(arrays)]
-        grads64, outs64, cots64 = gradient(wide, self.compiled)
-        vs = [direction(case.seed, i, arrays[i].shape, case.structure_of(i)) for i in wrt]
+        if g64 is not None:
+            g, key = g64, (key, "float64")
+        grads64, outs64, cots64_native = gradient(g, wide, self.compiled, key)
+        outs64 = [np.asarray(self.to_numpy(o)) for o in outs64]
+        cots64 = [np.asarray(self.to_numpy(c)) for c in cots64_native]
+        vs = [direction(seed, i, arrays[i].shape, structure_of(i)) for i in wrt]
         natives64 = [self.to_native(a) for a in wide]
         # A gradient of the wrong shape (its own finding) is read in the input's shape
         # when the sizes agree, so its values are still checked.
@@ -261,7 +281,110 @@ class Backend:
             flat = float(at[1] == centre == at[-1])
         checks = dict(reverse=reverse, forward=forward, fd=fd, fd_wide=fd_wide, kink=kink,
                       scale=scale, value=value, flat=flat, step=step)
-        return (*grads, np.array([checks[name] for name in CHECKS], dtype=np.float64))
+        return grads, outs, cots, np.array([checks[name] for name in CHECKS], dtype=np.float64)
+
+    # ---- training steps (TrainCase) ----------------------------------------------------
+    def run_train(self, case: Any) -> tuple[np.ndarray, ...]:
+        """One SGD step of a model (``cases/train.py``): the gradients of the weighted
+        outputs for the trained weights and floating inputs, the loss, the weights after
+        the step, and the float64 check of ``_backward``.
+
+        The model is lowered in training form and built inside the differentiated
+        function from the weights it is given, so the library differentiates its own
+        layers; a compile mode compiles the backward (``vjp``). The loss and the update
+        are the library's own arithmetic on the results (the loss of the eager forward
+        pass: a compile mode's forward values are its model case's outputs).
+        """
+        from dlfuzz.cases.train import LEARNING_RATE
+
+        if "train" not in self.case_kinds or not self.lowering:
+            raise StageError("prepare") from NotImplementedError(
+                f"backend {self.name} runs no training steps")
+        names = [k for k, _ in case.weights]
+        trained = set(case.trained)
+        nw = len(names)
+        arrays = [t.to_numpy() for _, t in case.weights] + [t.to_numpy() for t in case.tensors]
+        wrt = tuple(i for i, k in enumerate(names) if k in trained) + tuple(
+            nw + i for i in case.wrt)
+        if not wrt:
+            raise StageError("prepare") from ValueError("nothing to train")
+        g = self._trainable(case.graph, names, wrt, case.base.model_key)
+        # The float64 check runs the float64 program of the same model.
+        g64 = self._trainable(case.graph.with_dtype("float64"), names, wrt,
+                              case.base.model_key)
+        tkey = (case.graph.digest(), "train")
+        try:
+            grads, outs, cots, checks = self._backward(g, arrays, wrt, case.seed,
+                                                       lambda i: "", tkey, g64)
+        finally:
+            for source_key in [k for k in sys.modules if k.startswith("dlfuzz_train_")]:
+                del sys.modules[source_key]
+            # A model's step runs once: its compiled backward would only pile up.
+            for k in [k for k in self._compiled if isinstance(k, tuple) and len(k) == 2
+                      and k[0] == "grad" and isinstance(k[1], tuple)
+                      and k[1][0] in (tkey, (tkey, "float64"))]:
+                del self._compiled[k]
+        try:
+            loss = self.to_numpy(sum(self.total(o * c) for o, c in zip(outs, cots,
+                                                                          strict=True)))
+            stepped = [self.to_numpy(self.to_native(arrays[i]) - LEARNING_RATE
+                                     * self.to_native(gr.reshape(arrays[i].shape)))
+                       for i, gr in zip(wrt, grads, strict=True) if i < nw
+                       and gr.size == arrays[i].size]
+        except Exception as exc:
+            raise StageError("fetch") from exc
+        return (*grads, np.asarray(loss), *[np.asarray(s) for s in stepped], checks)
+
+    def _trainable(self, graph: Any, names: list[str], wrt: tuple[int, ...], name: str
+                   ) -> Callable[[list[Any], list[Any]], list[Any]]:
+        """``g(primals, natives)`` of a model's training form: ``natives`` are the weights
+        (in ``names`` order) then the inputs, the ``wrt`` ones replaced by ``primals``;
+        the model built from them, its floating outputs as a list."""
+        from dlfuzz.ir.lower import emit
+
+        gkey = (graph.digest(), "train")
+        source = self._sources.get(gkey)
+        if source is None:
+            try:
+                source = self._sources[gkey] = emit(self.lowering, graph, train=True)
+            except Exception as exc:
+                raise StageError("dlfuzz") from exc
+        build = self._builder(source, f"{name}_{graph.dtype}")
+        nw = len(names)
+
+        def g(primals: list[Any], natives: list[Any]) -> list[Any]:
+            full = list(natives)
+            for i, p in zip(wrt, primals, strict=True):
+                full[i] = p
+            model = build(dict(zip(names, full[:nw], strict=True)))
+            return [o for o in self._natives(model(*full[nw:])) if self.floating(o)]
+        return g
+
+    def _builder(self, source: str, name: str) -> Callable[..., Any]:
+        """The ``build`` function of an emitted training-form source (executed once, kept
+        with the built models)."""
+        key = ("builder", source)
+        module = self._models.get(key)
+        if module is None:
+            import types
+
+            module = types.ModuleType(f"dlfuzz_train_{name}")
+            try:
+                exec(compile(source, f"<dlfuzz train {name}>", "exec"),  # noqa: S102
+                     module.__dict__)
+            except Exception as exc:
+                raise StageError("dlfuzz") from exc
+            self._models[key] = module
+            while len(self._models) > self.model_cache_size:
+                self._models.popitem(last=False)
+        # A compiler tracing ``build`` looks its module up by name (Dynamo does).
+        sys.modules[module.__name__] = module
+        build: Callable[..., Any] = module.build
+        return build
+
+    def total(self, native: Any) -> Any:
+        """The sum of a library tensor's elements, as a library scalar (a loss)."""
+        return native.sum()
 
     def _differentiable(self, call: Call, fn: Callable[..., Any], wrt: tuple[int, ...],
                         still: frozenset[int]) -> Callable[[list[Any], list[Any]], list[Any]]:

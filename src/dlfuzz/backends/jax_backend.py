@@ -22,7 +22,7 @@ class JaxBackend(Backend):
     library = LIBRARY.name
     repro_import = LIBRARY.repro_header
     lowering = LIBRARY.lowering
-    case_kinds = ("api", "graph", "grad")
+    case_kinds = ("api", "graph", "grad", "train")
 
     def setup(self) -> None:
         if worker_threads() == 1:

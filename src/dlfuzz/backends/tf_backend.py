@@ -21,7 +21,7 @@ class TfBackend(Backend):
     library = LIBRARY.name
     repro_import = LIBRARY.repro_header
     lowering = LIBRARY.lowering
-    case_kinds = ("api", "graph", "grad")
+    case_kinds = ("api", "graph", "grad", "train")
 
     def setup(self) -> None:
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -55,6 +55,9 @@ class TfBackend(Backend):
     def vjp(self, g: Callable[[list[Any], list[Any]], list[Any]], primals: list[Any],
             natives: list[Any], cotangents: list[Any], key: Any) -> list[Any]:
         return _tape(self.tf, g, primals, natives, cotangents)
+
+    def total(self, native: Any) -> Any:
+        return self.tf.reduce_sum(native)
 
     def jvp(self, g: Callable[[list[Any], list[Any]], list[Any]], primals: list[Any],
             natives: list[Any], tangents: list[Any]) -> list[Any]:

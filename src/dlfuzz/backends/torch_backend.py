@@ -23,7 +23,7 @@ class TorchBackend(Backend):
     library = LIBRARY.name
     repro_import = LIBRARY.repro_header
     lowering = LIBRARY.lowering
-    case_kinds: ClassVar[tuple[str, ...]] = ("api", "graph", "program", "grad")
+    case_kinds: ClassVar[tuple[str, ...]] = ("api", "graph", "program", "grad", "train")
 
     def setup(self) -> None:
         import torch
@@ -106,7 +106,7 @@ class TorchCompileBackend(TorchBackend):
     name = "torch-compile"
     compiled = True
     compiles_per_signature = True
-    case_kinds = ("api", "graph", "grad")  # programs run eagerly only (the torch backend)
+    case_kinds = ("api", "graph", "grad", "train")  # programs run eagerly only (the torch backend)
     case_timeout_factor = 12.0
 
     def setup(self) -> None:

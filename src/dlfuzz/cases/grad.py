@@ -92,6 +92,10 @@ class GradCase:
     def wrt(self) -> tuple[int, ...]:
         return differentiated(self.base.tensors)
 
+    def gradient_shapes(self) -> tuple[tuple[str, tuple[int, ...]], ...]:
+        """(label, shape) of each gradient output, in order: one per ``wrt`` input."""
+        return tuple((f"x{i}", self.base.tensors[i].shape) for i in self.wrt)
+
     @property
     def id(self) -> str:
         h = hashlib.blake2b(digest_size=8)

@@ -126,7 +126,7 @@ def reproducer(backend: Any, case: GradCase, expectation: Expectation, title: st
         f"to {', '.join(f'x{i}' for i in case.wrt)}. Exit status: 1 while the bug is present, "
         "0 once it is fixed;",
         "the last line printed is the verdict."], extra, ("import numpy as np",))
-    lines += [backend.repro_gradient().strip(), "", _COMMON.strip(), ""]
+    lines += [backend.repro_gradient().strip(), "", COMMON.strip(), ""]
     for i, t in enumerate(case.tensors):
         lines.append(f"x{i} = {backend.repro_tensor(_values(t.to_numpy()), t.dtype, t.shape)}")
     unpack = ", ".join(names) + ("," if len(names) == 1 else "")
@@ -150,10 +150,18 @@ def reproducer(backend: Any, case: GradCase, expectation: Expectation, title: st
         "",
         f"signal.alarm({int(expectation.timeout_s)})  # a hang ends the script",
     ]
+    lines += gradient_checks(expectation, target, mode)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def gradient_checks(expectation: Expectation, target: str, mode: str) -> list[str]:
+    """The end of a gradient reproducer: the check ``expectation`` asks for, given ``f``,
+    ``INPUTS``, ``WRT``, the library helpers and ``COMMON`` (``target`` names what was
+    differentiated, ``mode`` the self-check's mode)."""
     if expectation.kind == "gradient":
-        lines += _fd_check(target, mode)
-    elif expectation.kind == "gradient-shape":
-        lines += [
+        return fd_check(target, mode)
+    if expectation.kind == "gradient-shape":
+        return [
             "primals = [INPUTS[i] for i in WRT]",
             "grads = _vjp(f, primals, _cotangents(f(*primals)))",
             "for i, g in zip(WRT, grads):",
@@ -164,8 +172,8 @@ def reproducer(backend: Any, case: GradCase, expectation: Expectation, title: st
             '{list(got)}, not the input\'s {list(want)}")',
             f'_verdict(0, "OK: every gradient of {target} has its input\'s shape")',
         ]
-    elif expectation.kind == "values":
-        lines += [
+    if expectation.kind == "values":
+        return [
             "primals = [INPUTS[i] for i in WRT]",
             "cots = _cotangents(f(*primals))",
             f"# {expectation.note}" if expectation.note else "# the gradient's reference",
@@ -173,20 +181,18 @@ def reproducer(backend: Any, case: GradCase, expectation: Expectation, title: st
             values_check(f"gradient of {target}", expectation.expected, expectation.allowed,
                          literal),
         ]
-    else:
-        lines += [
-            "primals = [INPUTS[i] for i in WRT]",
-            "try:",
-            "    grads = _vjp(f, primals, _cotangents(f(*primals)))",
-            "except Exception as exc:  # the bug: the gradient must be computed",
-            f'    _verdict(1, f"BUG present: the gradient of {target} raised '
-            '{type(exc).__name__}: {exc}")',
-            f'_verdict(0, "OK: the gradient of {target} was computed")',
-        ]
-    return "\n".join(lines).rstrip() + "\n"
+    return [
+        "primals = [INPUTS[i] for i in WRT]",
+        "try:",
+        "    grads = _vjp(f, primals, _cotangents(f(*primals)))",
+        "except Exception as exc:  # the bug: the gradient must be computed",
+        f'    _verdict(1, f"BUG present: the gradient of {target} raised '
+        '{type(exc).__name__}: {exc}")',
+        f'_verdict(0, "OK: the gradient of {target} was computed")',
+    ]
 
 
-def _fd_check(target: str, mode: str) -> list[str]:
+def fd_check(target: str, mode: str) -> list[str]:
     """The float64 check of reverse (or forward) mode against finite differences."""
     measured = "_forward_mode()" if mode == "forward" else "_reverse_mode()"
     return [
@@ -235,7 +241,7 @@ def _fd_check(target: str, mode: str) -> list[str]:
     ]
 
 
-_COMMON = '''
+COMMON = '''
 GRID = [-2.0, -1.5, -1.0, -0.75, -0.5, -0.25, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0]
 
 

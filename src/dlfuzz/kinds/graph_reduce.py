@@ -20,10 +20,10 @@ import numpy as np
 
 from dlfuzz.cases import GraphCase, Tensor
 from dlfuzz.errors import Rejected
-from dlfuzz.ir.graph import Graph, Node, TensorType, rename_value
+from dlfuzz.ir.graph import Graph, TensorType, rename_value
 from dlfuzz.ir.model import Model, weight_shapes
 from dlfuzz.kinds.finite_first import finite_variants
-from dlfuzz.oracles.localize import prefix_case
+from dlfuzz.oracles.localize import isolated, prefix_case
 
 Values = Callable[[GraphCase], dict[str, np.ndarray] | None]
 # Attributes that set a layer's width; shrinking them shrinks the weights that follow.
@@ -79,27 +79,13 @@ def isolate(values: Values) -> Callable[[GraphCase], Iterator[GraphCase]]:
     """One node alone, fed the values its inputs had in the full model (from a probe run
     on a sound backend), so the layer sees exactly the data that exposed the bug."""
     def run(case: GraphCase) -> Iterator[GraphCase]:
-        g = case.graph
-        if len(g.nodes) <= 1:
+        if len(case.graph.nodes) <= 1:
             return
         probe = values(case)
         if probe is None:
             return
-        for n in reversed(g.nodes):  # the output end first: that is where bugs surface
-            reads = list(dict.fromkeys(n.inputs))
-            if not all(v in probe for v in reads):
-                continue
-            types = [g.type_of(v) for v in reads]
-            node = Node("n0", n.op, tuple(f"x{reads.index(v)}" for v in n.inputs), n.attrs)
-            try:
-                single = Graph(tuple(types), (node,), ("n0",)).check()
-            except Rejected:
-                continue
-            weights = {f"n0.{k.split('.', 1)[1]}": v for k, v in _weights_dict(case).items()
-                       if k.split(".", 1)[0] == n.id}
-            candidate = _with_model(case, single, weights, [probe[v] for v in reads])
-            if candidate is not None:
-                yield candidate
+        for _, candidate in isolated(case, probe):  # the output end first
+            yield candidate
     return run
 
 

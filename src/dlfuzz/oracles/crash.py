@@ -58,7 +58,7 @@ def _demotion(backend: str, message: str, outcomes: dict[str, Outcome],
 
 class CrashOracle(Oracle):
     name = "crash"
-    case_kinds = ("api", "graph", "grad")  # a backward pass may crash too
+    case_kinds = ("api", "graph", "grad", "train")  # a backward pass may crash too
 
     def check(self, case: ApiCase, outcomes: dict[str, Outcome], ctx: OracleContext
               ) -> list[Finding]:

@@ -1,7 +1,9 @@
 """Wrong gradients: reverse mode against finite differences, forward mode, and the others.
 
 Every backend of a gradient case (``cases/grad.py``) returns the gradient of the call in
-the case's dtype and a float64 self-check (``cases.grad.CHECKS``). Two judgements follow,
+the case's dtype and a float64 self-check (``cases.grad.CHECKS``); every backend of a
+model's training step (``cases/train.py``) returns the gradients for its weights and
+inputs, the loss, the stepped weights and the same self-check. Two judgements follow,
 both with the symptom ``gradient``:
 
 * **Self-check** (any library, no counterpart needed): the library's float64 reverse-mode
@@ -24,12 +26,17 @@ its values are still checked in the input's shape). A case any backend saw a kin
 all (counted as ``gradient_kink`` and so on): libraries pick different subgradients there
 by design, which is not a bug. A backend whose own self-check failed is not blamed a
 second time by the cross-library judgement.
+
+A training step's finding is filed under the first layer, from the output back, whose
+own backward is wrong (``localize_backward.py``), as a model's forward finding is under
+its localized layer.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from dlfuzz.cases import Finding, Outcome
@@ -37,6 +44,7 @@ from dlfuzz.cases.grad import CHECKS
 from dlfuzz.oracles.base import Item, Oracle, OracleContext, finding, input_dtypes
 from dlfuzz.oracles.canonical import canonical_outcomes
 from dlfuzz.oracles.differential import suspicious, verdict_message
+from dlfuzz.oracles.localize_backward import layer_steps, sound_backend
 
 # Reverse or forward mode off finite differences by more than this share of the
 # magnitude of the directional derivative's terms (sum |g_i v_i|): a real autodiff bug
@@ -54,6 +62,12 @@ SPREAD_FACTOR = 8.0
 # step, in units of float64's epsilon times their magnitude over the step.
 ROUNDING_FACTOR = 64.0
 _EPS64 = 2.0 ** -52
+# Two libraries' float64 directional derivatives of one layer, at the same point along
+# the same direction, differ by rounding only: summing n terms in float64 in any order
+# moves the result by at most n * 1.1e-16 of the terms' magnitude (1e-11 for 10^5
+# terms), and each transcendental function by an ulp. A difference beyond this share of
+# the magnitude is a different derivative (the backward walk, ``_wrong_alone``).
+FLOAT64_AGREEMENT = 1e-9
 
 
 def checks_of(outcome: Outcome) -> dict[str, float] | None:
@@ -100,7 +114,7 @@ def allowance(checks: Mapping[str, float]) -> float:
 
 class GradientOracle(Oracle):
     name = "gradient"
-    case_kinds = ("grad",)
+    case_kinds = ("grad", "train")
 
     def check_many(self, items: Sequence[Item], ctx: OracleContext) -> list[list[Finding]]:
         results: list[list[Finding]] = [[] for _ in items]
@@ -129,21 +143,67 @@ class GradientOracle(Oracle):
                     results[i].append(f)
             judged.append(i)
         self._across(items, judged, results, ctx)
+        self._localize(items, results, ctx)
         return results
+
+    def _localize(self, items: Sequence[Item], results: list[list[Finding]],
+                  ctx: OracleContext) -> None:
+        """Training-step findings filed under the first layer, from the output back,
+        whose own backward is wrong (``localize_backward``)."""
+        plans: list[tuple[int, int, str, list[tuple[str, str, Any]]]] = []
+        for i, (case, outcomes) in enumerate(items):
+            if case.kind != "train" or not results[i]:
+                continue
+            nodes = case.graph.nodes
+            if len(nodes) == 1:
+                results[i] = [_filed_under(f, nodes[0].id, nodes[0].op, "", "")
+                              for f in results[i]]
+                continue
+            blamed = {f.guilty_backend for f in results[i]}
+            for k, f in enumerate(results[i]):
+                sound = sound_backend(case, f.guilty_backend, outcomes, ctx.library_of,
+                                      ctx.compiled, blamed)
+                steps = layer_steps(ctx.judge.runner, case, sound) if sound else []
+                ctx.stats["gradient_localizations"] += 1
+                if steps:
+                    plans.append((i, k, sound, steps))
+        if not plans:
+            return
+        backends: set[str] = set()
+        for i, k, sound, _ in plans:
+            guilty = results[i][k].guilty_backend
+            backends |= {guilty, sound, ctx.eager_sibling(guilty) or guilty}
+        steps = [step for *_, layer in plans for _, _, step in layer]
+        runs = ctx.judge.runner(steps, sorted(backends))
+        inner = OracleContext(ctx.judge, ctx.library_of, ctx.compiled)
+        verdicts = iter(self.check_many(list(zip(steps, runs, strict=True)), inner))
+        outcomes = iter(runs)
+        for i, k, sound, layer in plans:
+            found = results[i][k]
+            for (node, op, _), judged, run in zip(layer, [next(verdicts) for _ in layer],
+                                                  [next(outcomes) for _ in layer],
+                                                  strict=True):
+                if _wrong_alone(found, judged, run, sound):
+                    results[i][k] = _filed_under(found, node, op, sound,
+                                                 "the first layer, from the output back, "
+                                                 "whose own backward is wrong")
+                    ctx.stats["gradient_localized"] += 1
+                    break
 
     def _shapes(self, case: Any, outcomes: Mapping[str, Outcome],
                 checks: Mapping[str, Any], ctx: OracleContext) -> list[Finding]:
         """A gradient whose shape is not its input's (symptom ``shape``): an optimizer
         step with it fails, or broadcasts it silently."""
         wrong: dict[str, str] = {}
+        wanted = case.gradient_shapes()
         for backend in checks:
             grads = outcomes[backend].outputs[:-1]
-            for k, (i, g) in enumerate(zip(case.wrt, grads, strict=False)):
-                want = case.tensors[i].shape
+            for k, ((label, want), g) in enumerate(zip(wanted, grads, strict=False)):
                 if tuple(g.shape) != tuple(want):
-                    wrong[backend] = (f"the gradient for input x{i} ({k + 1} of "
-                                      f"{len(case.wrt)}) has shape {list(g.shape)}; the "
-                                      f"input's shape is {list(want)}")
+                    what = "input" if label.startswith("x") else "weight"
+                    wrong[backend] = (f"the gradient for {label} ({k + 1} of "
+                                      f"{len(wanted)}) has shape {list(g.shape)}; the "
+                                      f"{what}'s shape is {list(want)}")
                     break
         found = []
         for backend, said in wrong.items():
@@ -224,6 +284,51 @@ class GradientOracle(Oracle):
                 ctx.stats["gradient_off_reference"] += 1
 
 
+def _wrong_alone(found: Finding, judged: Sequence[Finding], outcomes: Mapping[str, Outcome],
+                 sound: str) -> bool:
+    """Whether a one-layer step shows ``found``'s bug: the oracle blames the same backend
+    for the same symptom on it, or (for a wrong derivative) the backend's float64
+    directional derivative is another than the sound backend's, beyond
+    ``FLOAT64_AGREEMENT``, at a smooth point, while the two forward passes are the same
+    function there (their finite differences agree far better than the derivatives do:
+    a layer both libraries differentiate right but compute differently is not blamed),
+    the sound one agrees with its finite differences and the guilty one is farther from
+    its own."""
+    guilty = found.guilty_backend
+    if any(f.guilty_backend == guilty and f.symptom == found.symptom for f in judged):
+        return True
+    if found.symptom != "gradient" or guilty not in outcomes or sound not in outcomes:
+        return False
+    g, s = checks_of(outcomes[guilty]), checks_of(outcomes[sound])
+    if g is None or s is None or smoothness(g) != "smooth" or smoothness(s) != "smooth":
+        return False
+    size = max(g["scale"], s["scale"], 1e-300)
+    apart = abs(g["reverse"] - s["reverse"])
+    return (apart > FLOAT64_AGREEMENT * size
+            and abs(g["fd"] - s["fd"]) <= apart / 8
+            and abs(s["reverse"] - s["fd"]) <= allowance(s)
+            and abs(g["reverse"] - g["fd"]) > 2 * abs(s["reverse"] - s["fd"]))
+
+
+def _filed_under(f: Finding, node: str, op: str, against: str, how: str) -> Finding:
+    """``f`` filed under the layer kind ``op`` (its API label and signature), saying
+    where it was localized."""
+    symptom, stage, backend, _, rest = f.signature.split("|", 4)
+    details = {**dict(f.details), "suspect_node": node, "suspect_op": op}
+    message = f.message
+    if how:
+        details.update(localized_by="backward walk", localized_against=against)
+        message += f"; localized to {node} ({op}), {how}, fed by {against}"
+    return replace(f, api=op, message=message,
+                   signature="|".join((symptom, stage, backend, op, rest)),
+                   details=tuple(sorted(details.items())))
+
+
 def _target(case: Any, library: str) -> str:
+    if case.kind == "train":
+        nodes = case.graph.nodes
+        return (f"a training step of one {nodes[0].op} layer (from {case.api})"
+                if len(nodes) == 1 else
+                f"a training step of {case.api} ({len(nodes)} layers)")
     call = case.call_for(library) if hasattr(case, "call_for") else None
     return call.target if call is not None else str(getattr(case, "api", "?"))

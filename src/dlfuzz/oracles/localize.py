@@ -22,15 +22,17 @@ suspect. All localizations of a batch share each round trip to the workers.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
 import ml_dtypes
 import numpy as np
 
-from dlfuzz.cases import DTYPES, GraphCase, Outcome
+from dlfuzz.cases import DTYPES, GraphCase, Outcome, Tensor
 from dlfuzz.errors import Rejected
+from dlfuzz.ir.graph import Graph, Node
+from dlfuzz.ir.model import Model
 from dlfuzz.ir.ops.logic import decide
 from dlfuzz.oracles.tolerances import epsilon, tolerance_for
 
@@ -388,6 +390,32 @@ def prefix_case(case: GraphCase, index: int, frontier: bool = False) -> GraphCas
     kept = {n.id for n in cut.nodes}
     weights = tuple((k, t) for k, t in case.weights if k.split(".", 1)[0] in kept)
     return replace(case, graph=cut, weights=weights, probe=False)
+
+
+def isolated(case: GraphCase, values: Mapping[str, np.ndarray]
+             ) -> Iterator[tuple[Node, GraphCase]]:
+    """Each node of ``case``'s model alone (the output end first), with its weights, fed
+    the values its inputs had in the full model (``values``: a probe run, value name ->
+    array, graph inputs included); a node the IR refuses alone is left out."""
+    g = case.graph
+    weights = {k: t.to_numpy() for k, t in case.weights}
+    for n in reversed(g.nodes):
+        reads = list(dict.fromkeys(n.inputs))
+        if not all(v in values for v in reads):
+            continue
+        node = Node("n0", n.op, tuple(f"x{reads.index(v)}" for v in n.inputs), n.attrs)
+        try:
+            single = Graph(tuple(g.type_of(v) for v in reads), (node,), ("n0",)).check()
+            model = Model(single, {}).with_graph(single, {
+                f"n0.{k.split('.', 1)[1]}": w for k, w in weights.items()
+                if k.split(".", 1)[0] == n.id})
+        except Rejected:
+            continue
+        tensors = tuple(Tensor.from_numpy(values[v]) for v in reads)
+        if any(t.shape != ty.shape for t, ty in zip(tensors, single.inputs, strict=True)):
+            continue
+        yield n, replace(case, graph=single, tensors=tensors, probe=False, weights=tuple(
+            (k, Tensor.from_numpy(model.weights[k])) for k in sorted(model.weights)))
 
 
 def first_wrong_prefix(runner: Runner,

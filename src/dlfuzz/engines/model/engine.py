@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from dlfuzz.cases import Finding, GraphCase, Outcome, Tensor
+from dlfuzz.cases import Finding, GraphCase, Outcome, Tensor, TrainCase
 from dlfuzz.engines.base import Engine
 from dlfuzz.engines.model.inputs import MAX_RESCALES, InputSet, all_finite, rescaled
 from dlfuzz.engines.model.settings import (
@@ -25,6 +25,7 @@ from dlfuzz.engines.model.settings import (
     METHODS,
     ModelEngineSettings,
 )
+from dlfuzz.engines.model.training import TrainQueue
 from dlfuzz.errors import Rejected, UsageError
 from dlfuzz.ir.model import Model
 from dlfuzz.libraries import resolve
@@ -99,7 +100,7 @@ class ModelEngine(Engine):
     def __init__(self, seed: int = 0, libraries: Sequence[str] = ("torch", "jax"),
                  apis: Sequence[str] | None = None, method: str = "lemon",
                  seed_models: Sequence[str] = (), inputs_per_model: int = 0,
-                 models_per_batch: int = 8) -> None:
+                 models_per_batch: int = 8, gradients: bool = True) -> None:
         self.seed = seed
         self.libraries = tuple(libraries)
         if len(self.libraries) < 1:
@@ -131,6 +132,9 @@ class ModelEngine(Engine):
         # to run (``_judge_in_float32``), and the models that already have one.
         self._siblings: list[GraphCase] = []
         self._siblinged: set[str] = set()
+        # Training steps of models that ran (engines/model/training.py); None:
+        # --no-gradients.
+        self.training = TrainQueue() if gradients else None
 
     def use_backends(self, compiled: Mapping[str, bool]) -> None:
         """With a backend that compiles every new model (``compiled``: name -> its
@@ -145,8 +149,8 @@ class ModelEngine(Engine):
         self.rng = np.random.default_rng([self.seed, batch or 0])
         self.method.rng = self.rng
 
-    def propose(self, n: int) -> list[GraphCase]:
-        cases: list[GraphCase] = []
+    def propose(self, n: int) -> list[Any]:
+        cases: list[Any] = self.training.take(n) if self.training is not None else []
         while self._siblings and len(cases) < n:
             cases.append(self._siblings.pop(0))
             self.input_counts["model_float32_siblings"] += 1  # counted as run
@@ -213,6 +217,12 @@ class ModelEngine(Engine):
 
     def feedback(self, case: Any, outcomes: Mapping[str, Outcome],
                  findings: Sequence[Finding]) -> None:
+        if isinstance(case, TrainCase):
+            if self.training is not None:
+                self.training.ran(findings)
+            return
+        if self.training is not None and isinstance(case, GraphCase):
+            self.training.offer(case, outcomes, findings)
         self._search(case, outcomes)
         self._judge_in_float32(case, findings)
         key = self._case_model.pop(getattr(case, "id", ""), None)
@@ -251,7 +261,8 @@ class ModelEngine(Engine):
     def counters(self) -> dict[str, int]:
         """Input sets per profile and the rescaling search's steps (``inputs.py``), and
         the models proposed (``model_graphs``: cases over graphs is inputs per model)."""
-        return {**self.input_counts, "model_graphs": self.models_proposed}
+        return {**self.input_counts, "model_graphs": self.models_proposed,
+                **(self.training.counts if self.training is not None else {})}
 
 
 def mutate_with_retries(rules: Mapping[str, Any], choose: Any, model: Model,

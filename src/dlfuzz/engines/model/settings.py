@@ -41,6 +41,8 @@ class ModelEngineSettings(EngineSettings):
     seed_models: tuple[str, ...] = field(default=(), metadata={"flag": "--seed-model"})
     # input sets run per generated model; 0: the method's own (``DEFAULT_INPUTS``)
     inputs_per_model: int = 0
+    # a training step of differentiable models, checked (engines/model/training.py)
+    gradients: bool = field(default=True, metadata={"flag": "--no-gradients"})
 
     def validate(self) -> None:
         if self.method not in METHODS:

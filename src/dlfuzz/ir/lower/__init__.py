@@ -14,6 +14,10 @@ The contract every lowering module keeps (``LOWERINGS`` names them):
   library's native tensors (numpy arrays for ONNX Runtime; numpy or backend tensors for
   Keras) and returns a tuple of native tensors: the graph outputs in order, or with
   ``probe=True`` the value of every node, in node order (for layer localization).
+* Lowerings of libraries with autodiff (PyTorch, JAX, TensorFlow) also take
+  ``train=True``: ``build`` then accepts the library's own tensors in ``W`` and uses them
+  as they are (no copy), and the model records gradients, so a training step can call
+  ``build`` inside the differentiated function and get gradients for the weights.
 * The computation follows docs/ir.md exactly, in the graph's dtype, without any
   randomness; options are backend knobs (ONNX Runtime: ``optimize=True|False``).
 * Each node becomes a few lines tagged ``# <id> <Op>`` so a reader can follow the graph.
@@ -33,8 +37,10 @@ LOWERINGS: dict[str, str] = {lib.lowering: f"dlfuzz.ir.lower.{lib.lowering}_lowe
                              for lib in LIBRARIES if lib.lowering}
 
 
-def emit(lowering: str, graph: Graph, probe: bool = False) -> str:
+def emit(lowering: str, graph: Graph, probe: bool = False, train: bool = False) -> str:
     emitter: Callable[..., str] = resolve(f"{LOWERINGS[lowering]}:emit")
+    if train:  # only the lowerings of autodiff libraries know the option
+        return emitter(graph, probe=probe, train=True)
     return emitter(graph, probe=probe)
 
 

@@ -42,8 +42,11 @@ def build(W, jit=False):
     """Weights converted once; returns model(*inputs) -> tuple (jitted with jit=True)."""'''
 
 
-def emit(graph: Graph, probe: bool = False) -> str:
-    """Source of a standalone JAX program computing ``graph`` (see the package contract)."""
+def emit(graph: Graph, probe: bool = False, train: bool = False) -> str:
+    """Source of a standalone JAX program computing ``graph`` (see the package contract).
+
+    ``train`` changes nothing: ``jnp.asarray`` takes traced weights as they are, so
+    ``build`` inside a differentiated function already lets gradients reach them."""
     low = lower_nodes(graph, probe, Ctx, EMITTERS, RESERVED)
     body = [f"{x} = jnp.asarray({x})" for x in low.params] + low.body
     body.append(f"return ({', '.join(low.results)}{',' if len(low.results) == 1 else ''})")

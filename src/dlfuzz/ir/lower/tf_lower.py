@@ -31,7 +31,10 @@ DTYPE = tf.{dtype}
 
 
 def _const(a):
-    """A weight as a constant in DTYPE; bfloat16 goes through float32 (exact)."""
+    """A weight as a constant in DTYPE; bfloat16 goes through float32 (exact). A tensor
+    (a training step's parameter, watched by a tape) is cast, so gradients reach it."""
+    if isinstance(a, (tf.Tensor, tf.Variable)):
+        return tf.cast(a, DTYPE)
     a = np.asarray(a)
     if a.dtype.name == "bfloat16":
         a = a.astype(np.float32)
@@ -45,8 +48,11 @@ def _tagged(lines: list[str], tag: str, indent: str) -> list[str]:
             for line in lines]
 
 
-def emit(graph: Graph, probe: bool = False) -> str:
+def emit(graph: Graph, probe: bool = False, train: bool = False) -> str:
     """The program for ``graph``: defines ``build(W, **options) -> model(*inputs)``.
+
+    ``train`` changes nothing: ``_const`` passes tensors through, so ``build`` under a
+    ``GradientTape`` already lets gradients reach the weights.
 
     ``model`` returns the graph outputs in order, or with ``probe=True`` every node's
     value in node order.

@@ -42,7 +42,10 @@ def build(W, compile=False, device="cpu", **options):
     """Weights converted once (on ``device``); returns model(*inputs) -> tuple."""
 
     def _w(array):
-        """A numpy weight as a new DTYPE tensor (bfloat16 exactly, through float32)."""
+        """A numpy weight as a new DTYPE tensor (bfloat16 exactly, through float32); a
+        torch tensor (a training step's parameter) is used as it is, so gradients reach it."""
+        if isinstance(array, torch.Tensor):
+            return array.to(device=device, dtype=DTYPE)
         array = np.asarray(array)
         if array.dtype.name == "bfloat16":
             array = array.astype(np.float32)
@@ -51,13 +54,22 @@ def build(W, compile=False, device="cpu", **options):
 '''
 
 
-def emit(graph: Graph, probe: bool = False) -> str:
-    """Source of a standalone PyTorch program computing ``graph`` (see the package contract)."""
+def emit(graph: Graph, probe: bool = False, train: bool = False) -> str:
+    """Source of a standalone PyTorch program computing ``graph`` (see the package contract).
+
+    ``train``: the model records gradients (``torch.enable_grad()`` in place of
+    ``torch.no_grad()``); recurrent layers, whose weights are copied into ``torch.nn``
+    modules, cannot be differentiated with respect to those weights and are refused.
+    """
+    if train and any(op in RECURRENT for op in graph.ops()):
+        raise ValueError("a training step of a recurrent layer is not lowered to PyTorch "
+                         "(its weights are copied into a torch.nn module)")
     low = lower_nodes(graph, probe, Ctx, EMITTERS, RESERVED)
     setup, body, results, params = low.setup, low.body, low.results, ", ".join(low.params)
     out = [HEADER.format(imports=_IMPORTS, dtype=TORCH_DTYPES[graph.dtype]).rstrip("\n")] + [""] * bool(setup)
     out += [f"    {line}" for line in setup]
-    out += ["", f"    def model({params}):", "        with torch.no_grad():"]
+    grad = "enable_grad" if train else "no_grad"
+    out += ["", f"    def model({params}):", f"        with torch.{grad}():"]
     out += [f"            {line}" for line in body]
     out += [f"            return ({''.join(r + ', ' for r in results).rstrip()})", ""]
     if any(op in RECURRENT for op in graph.ops()):
