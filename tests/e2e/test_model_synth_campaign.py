@@ -3,7 +3,8 @@
 ``dlfuzz run --engine model --method synth`` draws each input set as ``normal``, ``wide``
 or ``special`` (``engines/model/inputs.py``) and re-runs a set whose outputs overflow,
 rescaled. The campaign stores the engine's counters beside the oracles' (``counters``
-table), which is how a user (and ``benchmarks/peers.py``) sees the profiles' shares.
+table), which is how a user (and ``benchmarks/peers.py``) sees the profiles' shares, and
+the training steps of models (``train_steps_run``) among the cases.
 """
 
 from __future__ import annotations
@@ -25,10 +26,13 @@ def test_a_synth_campaign_counts_its_input_profiles(tmp_path) -> None:
     profiles = {k: v for k, v in counters.items()
                 if k in ("model_inputs_normal", "model_inputs_wide", "model_inputs_special")}
     assert len(profiles) == 3 and all(v > 0 for v in profiles.values()), counters
-    # Every case is one input set of one profile, or the float32 sibling of a demoted
-    # float16/bfloat16 model: the counts add up to the cases run.
+    # Every case is one input set of one profile, the float32 sibling of a demoted
+    # float16/bfloat16 model, or a training step of a model: the counts add up to the
+    # cases run.
     siblings = counters.get("model_float32_siblings", 0)
-    assert sum(profiles.values()) + siblings == cases > 0
+    steps = counters.get("train_steps_run", 0)
+    assert steps > 0  # on by default: a twentieth of the models are stepped
+    assert sum(profiles.values()) + siblings + steps == cases > 0
     assert counters["model_inputs_normal"] > counters["model_inputs_special"]
     # Each rescaled case answers one earlier overflow.
     rescaled = (counters.get("model_inputs_rescaled_finite", 0)

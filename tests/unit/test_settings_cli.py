@@ -169,7 +169,8 @@ def test_old_stored_settings_load():
     assert again == s
     assert s.to_json()["engine_settings"] == {"method": "dljsfuzzer",
                                               "seed_models": ("lenet5",),
-                                              "inputs_per_model": 3}
+                                              "inputs_per_model": 3,
+                                              "gradients": True}
     # a stored campaign whose file options point nowhere any more still opens (report)
     moved = CampaignSettings.from_json({**OLD_STORED, "seed_models": ["/gone/m.onnx"]})
     assert moved.engine_settings.seed_models == ("/gone/m.onnx",)
