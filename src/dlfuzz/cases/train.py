@@ -51,6 +51,10 @@ class TrainCase:
     base: GraphCase
     seed: int
     kind: str = field(default="train", init=False)
+    # A step runs the model about ten times (forward and backward in two dtypes, forward
+    # mode, finite differences), and JAX eager compiles each new shape of each: its time
+    # limit is this many times a model run's (``executor/host.py``).
+    timeout_factor: float = field(default=10.0, init=False)
 
     # ---- the model case's face (oracles, triage and the executor read these) -----------
     @property

@@ -386,7 +386,8 @@ class Worker:
         if len(blobs) != len(cases):
             raise ValueError(f"{len(blobs)} encoded cases for {len(cases)} cases")
         try:
-            return self._run_all(blobs, progress, [self._signature_key(c) for c in cases])
+            return self._run_all(blobs, progress, [self._signature_key(c) for c in cases],
+                                 [float(getattr(c, "timeout_factor", 1.0)) for c in cases])
         except BaseException:
             # Interrupted mid-batch (a dlfuzz bug, a raising ``progress``, Ctrl-C): the
             # worker may still be answering, and stale results must never be read as
@@ -400,7 +401,10 @@ class Worker:
         return signature_key(case, self.library)
 
     def _run_all(self, blobs: list[bytes], progress: Callable[[int], None] | None,
-                 keys: list[Any]) -> list[Outcome]:
+                 keys: list[Any], factors: list[float] | None = None) -> list[Outcome]:
+        """``factors``: per case, its time limit over the backend's (a case kind that
+        does the work of several runs, a model's training step, says so itself with a
+        ``timeout_factor``)."""
         outcomes: list[Outcome] = []
         undelivered = 0
         hung: set[Any] = set()
@@ -420,8 +424,10 @@ class Worker:
             pending = blobs[len(outcomes):]
             if self.config.restart_every:
                 pending = pending[:max(1, self.config.restart_every - self._since_start)]
-            timeouts = [short if k is not None and k in hung else full
-                        for k in keys[len(outcomes):len(outcomes) + len(pending)]]
+            done = len(outcomes)
+            timeouts = [short if k is not None and k in hung else full * f for k, f in zip(
+                keys[done:done + len(pending)],
+                (factors or [1.0] * len(keys))[done:done + len(pending)], strict=True)]
             got = self._run_some(pending, progress, timeouts)
             if got is None:
                 undelivered += 1
