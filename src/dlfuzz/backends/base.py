@@ -76,8 +76,9 @@ class Backend:
     def __init__(self) -> None:
         self._functions: dict[str, Callable[..., Any]] = {}
         self._compiled: dict[Any, Callable[..., Any]] = {}
-        self._models: OrderedDict[Any, Callable[..., Any]] = OrderedDict()
-        self._sources: dict[tuple[str, bool], str] = {}
+        # Built (or compiled) models, and the modules of training-form sources: LRU.
+        self._models: OrderedDict[Any, Any] = OrderedDict()
+        self._sources: dict[tuple[str, Any], str] = {}  # (graph digest, probe or "train")
 
     # ---- set-up (worker side) ---------------------------------------------------------
     def setup(self) -> None:
@@ -364,10 +365,10 @@ class Backend:
         """The ``build`` function of an emitted training-form source (executed once, kept
         with the built models)."""
         key = ("builder", source)
-        module = self._models.get(key)
-        if module is None:
-            import types
+        import types
 
+        module = self._models.get(key)
+        if not isinstance(module, types.ModuleType):
             module = types.ModuleType(f"dlfuzz_train_{name}")
             try:
                 exec(compile(source, f"<dlfuzz train {name}>", "exec"),  # noqa: S102

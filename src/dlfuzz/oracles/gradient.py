@@ -37,9 +37,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
-from dlfuzz.cases import Finding, Outcome
+from dlfuzz.cases import Finding, Outcome, TrainCase
 from dlfuzz.cases.grad import CHECKS
 from dlfuzz.oracles.base import Item, Oracle, OracleContext, finding, input_dtypes
 from dlfuzz.oracles.canonical import canonical_outcomes
@@ -168,9 +168,10 @@ class GradientOracle(Oracle):
         """Training-step findings filed under the first layer, from the output back,
         whose own backward is wrong (``localize_backward``)."""
         plans: list[tuple[int, int, str, list[tuple[str, str, Any]]]] = []
-        for i, (case, outcomes) in enumerate(items):
-            if case.kind != "train" or not results[i]:
+        for i, (item_case, item_outcomes) in enumerate(items):
+            if item_case.kind != "train" or not results[i]:
                 continue
+            case: TrainCase = cast(TrainCase, item_case)
             nodes = case.graph.nodes
             if len(nodes) == 1:
                 results[i] = [_filed_under(f, nodes[0].id, nodes[0].op, "", "")
@@ -178,19 +179,19 @@ class GradientOracle(Oracle):
                 continue
             blamed = {f.guilty_backend for f in results[i]}
             for k, f in enumerate(results[i]):
-                sound = sound_backend(case, f.guilty_backend, outcomes, ctx.library_of,
-                                      ctx.compiled, blamed)
-                steps = layer_steps(ctx.judge.runner, case, sound) if sound else []
+                sound = sound_backend(case, f.guilty_backend, item_outcomes,
+                                      ctx.library_of, ctx.compiled, blamed)
+                layers = layer_steps(ctx.judge.runner, case, sound) if sound else []
                 ctx.stats["gradient_localizations"] += 1
-                if steps:
-                    plans.append((i, k, sound, steps))
+                if layers:
+                    plans.append((i, k, sound, layers))
         if not plans:
             return
         backends: set[str] = set()
         for i, k, sound, _ in plans:
             guilty = results[i][k].guilty_backend
             backends |= {guilty, sound, ctx.eager_sibling(guilty) or guilty}
-        steps = [step for *_, layer in plans for _, _, step in layer]
+        steps: list[Any] = [step for *_, layer in plans for _, _, step in layer]
         runs = ctx.judge.runner(steps, sorted(backends))
         inner = OracleContext(ctx.judge, ctx.library_of, ctx.compiled)
         verdicts = iter(self.check_many(list(zip(steps, runs, strict=True)), inner))
