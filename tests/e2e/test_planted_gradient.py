@@ -42,6 +42,21 @@ def _counter(out: Path, name: str) -> int:
     return int(row[0]) if row else 0
 
 
+def _reproduces(script: str) -> str:
+    """Runs a torch reproducer without the plant (exit 0, OK) and with it (exit 1, BUG
+    present); what it printed with the plant."""
+    fixed = subprocess.run([sys.executable, script], capture_output=True, text=True,
+                           timeout=300)
+    assert fixed.returncode == 0 and fixed.stdout.strip().splitlines()[-1].startswith("OK"), \
+        fixed.stdout + fixed.stderr
+    planted = subprocess.run(
+        [sys.executable, "-c", f"import {PLANT}, runpy; "
+         f"runpy.run_path({script!r}, run_name='__main__')"],
+        capture_output=True, text=True, timeout=300, env=planted_env())
+    assert planted.returncode == 1 and "BUG present" in planted.stdout, planted.stdout
+    return planted.stdout
+
+
 @pytest.fixture(scope="module")
 def campaign(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("gradient") / "c"
@@ -59,17 +74,8 @@ def test_an_unaided_campaign_finds_reduces_and_reproduces_a_wrong_backward(campa
     bug = mine[0]
     assert bug["guilty_backend"] == "torch" and bug["confirmed"] and bug["reduced"], bug
     assert bug["severity"] == "wrong-result"
-    script = bug["repro"]["torch"]
-    fixed = subprocess.run([sys.executable, script], capture_output=True, text=True,
-                           timeout=300)
-    assert fixed.returncode == 0 and fixed.stdout.strip().splitlines()[-1].startswith("OK"), \
-        fixed.stdout + fixed.stderr
-    planted = subprocess.run(
-        [sys.executable, "-c", f"import {PLANT}, runpy; "
-         f"runpy.run_path({script!r}, run_name='__main__')"],
-        capture_output=True, text=True, timeout=300, env=planted_env())
-    assert planted.returncode == 1 and "BUG present" in planted.stdout, planted.stdout
-    assert "finite differences" in planted.stdout
+    planted = _reproduces(bug["repro"]["torch"])
+    assert "finite differences" in planted
     assert _counter(campaign, "gradient_cases_run") > 100
     assert _counter(campaign, "gradient_judged") > 50
 
@@ -107,15 +113,6 @@ def test_an_unaided_model_campaign_localizes_a_wrong_layer_backward(model_campai
     folder = Path(bug["dir"])
     assert "Tanh" in (folder / "graph.txt").read_text()
     assert (folder / "model.npz").is_file()
-    script = bug["repro"]["torch"]
-    fixed = subprocess.run([sys.executable, script], capture_output=True, text=True,
-                           timeout=300)
-    assert fixed.returncode == 0 and fixed.stdout.strip().splitlines()[-1].startswith("OK"), \
-        fixed.stdout + fixed.stderr
-    planted = subprocess.run(
-        [sys.executable, "-c", f"import {PLANT}, runpy; "
-         f"runpy.run_path({script!r}, run_name='__main__')"],
-        capture_output=True, text=True, timeout=300, env=planted_env())
-    assert planted.returncode == 1 and "BUG present" in planted.stdout, planted.stdout
+    _reproduces(bug["repro"]["torch"])
     assert _counter(model_campaign, "train_steps_run") > 200
     assert _counter(model_campaign, "gradient_localized") >= 1

@@ -61,19 +61,7 @@ class GradKind(CaseKind):
 
     def expectation(self, finding: Finding, case: GradCase, outcomes: dict[str, Outcome],
                     tools: TriageTools) -> Expectation:
-        if finding.symptom == "shape":
-            return Expectation("gradient-shape", note=finding.message)
-        if finding.symptom != "gradient":
-            return Expectation("runs", note=finding.message)
-        if str(finding.detail("judged_by", "")).startswith("finite"):
-            mode = str(finding.detail("mode", "reverse"))
-            return Expectation("gradient", note=f"{mode}: {finding.message}")
-        values = symptom_expectation(replace(finding, symptom="numeric", oracle="gradient"),
-                                     case, outcomes, tools.judge)
-        if values.kind != "values":
-            return values
-        n = len(case.wrt)
-        return replace(values, expected=values.expected[:n], allowed=values.allowed[:n])
+        return gradient_expectation(finding, case, outcomes, tools)
 
     def reproducer(self, backend: Any, case: GradCase, expectation: Expectation, title: str,
                    version: str = "") -> str | None:
@@ -106,6 +94,27 @@ class GradKind(CaseKind):
             return run
 
         return Reduction({name: wrapped(step) for name, step in inner.passes.items()})
+
+
+def gradient_expectation(finding: Finding, case: Any, outcomes: dict[str, Outcome],
+                         tools: TriageTools) -> Expectation:
+    """What a gradient finding's reproducers check (a gradient case's or a training
+    step's): the shapes, finite differences in the finding's mode, the gradients against
+    the agreed float64 ones (the leading outputs, ``case.gradient_shapes()``), or that
+    the backward pass runs."""
+    if finding.symptom == "shape":
+        return Expectation("gradient-shape", note=finding.message)
+    if finding.symptom != "gradient":
+        return Expectation("runs", note=finding.message)
+    if str(finding.detail("judged_by", "")).startswith("finite"):
+        mode = str(finding.detail("mode", "reverse"))
+        return Expectation("gradient", note=f"{mode}: {finding.message}")
+    values = symptom_expectation(replace(finding, symptom="numeric", oracle="gradient"),
+                                 case, outcomes, tools.judge)
+    if values.kind != "values":
+        return values
+    n = len(case.gradient_shapes())
+    return replace(values, expected=values.expected[:n], allowed=values.allowed[:n])
 
 
 def reproducer(backend: Any, case: GradCase, expectation: Expectation, title: str,

@@ -14,14 +14,12 @@ gradients the reference libraries agreed on, the gradients' shapes, or that the 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from dlfuzz.cases import CaseKind, Expectation, Finding, Outcome, TrainCase
 from dlfuzz.cases.kind import Reduction, TriageTools
-from dlfuzz.kinds.expectation import symptom_expectation
-from dlfuzz.kinds.grad import COMMON, gradient_checks
+from dlfuzz.kinds.grad import COMMON, gradient_checks, gradient_expectation
 from dlfuzz.kinds.graph import GraphKind
 from dlfuzz.kinds.graph_repro import INLINE_LIMIT
 from dlfuzz.kinds.report_html import described_case, table
@@ -61,19 +59,7 @@ class TrainKind(CaseKind):
 
     def expectation(self, finding: Finding, case: TrainCase, outcomes: dict[str, Outcome],
                     tools: TriageTools) -> Expectation:
-        if finding.symptom == "shape":
-            return Expectation("gradient-shape", note=finding.message)
-        if finding.symptom != "gradient":
-            return Expectation("runs", note=finding.message)
-        if str(finding.detail("judged_by", "")).startswith("finite"):
-            mode = str(finding.detail("mode", "reverse"))
-            return Expectation("gradient", note=f"{mode}: {finding.message}")
-        values = symptom_expectation(replace(finding, symptom="numeric", oracle="gradient"),
-                                     case, outcomes, tools.judge)
-        if values.kind != "values":
-            return values
-        n = len(case.gradient_shapes())
-        return replace(values, expected=values.expected[:n], allowed=values.allowed[:n])
+        return gradient_expectation(finding, case, outcomes, tools)
 
     def reproducer(self, backend: Any, case: TrainCase, expectation: Expectation, title: str,
                    version: str = "") -> str | None:
