@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
 
 import numpy as np
+import pytest
 
 from dlfuzz.cases import GraphCase, Tensor
 from dlfuzz.engines.model.engine import weights_key
 from dlfuzz.executor.pool import Pool, WorkerConfig
 from dlfuzz.ir.model import Model
 from dlfuzz.ir.weights import random_inputs
+
+PLANTED = Path(__file__).resolve().parents[1] / "planted"
 
 MODEL_BACKENDS = ("torch", "jax", "tf", "ort", "ort-noopt", "keras-tf", "keras-jax",
                   "keras-torch")
@@ -33,6 +39,25 @@ def model_pool(backends: Sequence[str] = MODEL_BACKENDS, timeout_s: float = 60.0
     pool.start()
     assert not pool.unavailable, pool.unavailable
     return pool
+
+
+@contextmanager
+def planted_torch_pool(backends: Sequence[str], preload: tuple[str, ...] = (),
+                       timeout_s: float = 120.0) -> Iterator[Pool]:
+    """A started pool of ``backends`` whose torch workers (eager and compiled) import the
+    ``preload`` plants from ``tests/planted``; every backend must start."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PYTHONPATH", os.pathsep.join(
+            p for p in (str(PLANTED), os.environ.get("PYTHONPATH", "")) if p))
+        pool = Pool([WorkerConfig(b, case_timeout_s=timeout_s, start_timeout_s=180.0,
+                                  preload=preload if b.startswith("torch") else ())
+                     for b in backends])
+        try:
+            versions = pool.start()
+            assert set(versions) == set(backends), pool.unavailable
+            yield pool
+        finally:
+            pool.close()
 
 
 def max_rel_diff(a: np.ndarray, b: np.ndarray) -> float:

@@ -11,22 +11,20 @@ the gradient really is stopped), so a library change shows up as that assertion.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
+from model_support import planted_torch_pool
 
 from dlfuzz.cases import ApiCase, Call, GradCase, Outcome, Ref, Tensor
 from dlfuzz.cases.grad import CHECKS, cotangent, direction
-from dlfuzz.executor.pool import Pool, WorkerConfig
+from dlfuzz.executor.pool import Pool
 from dlfuzz.oracles.base import OracleContext
 from dlfuzz.oracles.gradient import GradientOracle, smoothness
 from dlfuzz.oracles.reference import Judge
 
-PLANTED = Path(__file__).resolve().parents[1] / "planted"
 BACKENDS = ("numpy", "torch", "torch-compile", "jax", "jax-jit", "tf", "tf-xla")
 LIBRARY_OF = {"numpy": "numpy", "torch": "torch", "torch-compile": "torch", "jax": "jax",
               "jax-jit": "jax", "tf": "tf", "tf-xla": "tf"}
@@ -34,20 +32,8 @@ COMPILED = {"torch-compile": True, "jax-jit": True, "tf-xla": True}
 GRADIENT_BACKENDS = set(BACKENDS) - {"numpy"}
 
 
-@contextmanager
-def _pool(preload: tuple[str, ...] = ()) -> Iterator[Pool]:
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("PYTHONPATH", os.pathsep.join(
-            p for p in (str(PLANTED), os.environ.get("PYTHONPATH", "")) if p))
-        pool = Pool([WorkerConfig(b, case_timeout_s=120.0, start_timeout_s=180.0,
-                                  preload=preload if b.startswith("torch") else ())
-                     for b in BACKENDS])
-        try:
-            versions = pool.start()
-            assert set(versions) == set(BACKENDS), pool.unavailable
-            yield pool
-        finally:
-            pool.close()
+def _pool(preload: tuple[str, ...] = ()) -> Any:
+    return planted_torch_pool(BACKENDS, preload, timeout_s=120.0)
 
 
 @pytest.fixture(scope="module")

@@ -13,17 +13,18 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
+from model_support import PLANTED, planted_torch_pool
 
 from dlfuzz.backends.base import load_backend_class
 from dlfuzz.cases import Expectation, GraphCase, Outcome, Tensor, TrainCase
 from dlfuzz.cases.train import trainable
 from dlfuzz.engines.model.engine import weights_key
-from dlfuzz.executor.pool import Pool, WorkerConfig
+from dlfuzz.executor.pool import Pool
 from dlfuzz.ir.graph import GraphBuilder
 from dlfuzz.ir.model import Model
 from dlfuzz.ir.weights import init_model
@@ -34,7 +35,6 @@ from dlfuzz.oracles.gradient import GradientOracle, checks_of, smoothness
 from dlfuzz.oracles.reference import Judge
 from dlfuzz.registry import BACKENDS as BACKEND_CLASSES
 
-PLANTED = Path(__file__).resolve().parents[1] / "planted"
 PLANT = "planted_torch_tanh_backward"
 BACKENDS = ("torch", "torch-compile", "jax", "jax-jit", "tf", "tf-xla", "ort")
 LIBRARY_OF = {"torch": "torch", "torch-compile": "torch", "jax": "jax", "jax-jit": "jax",
@@ -43,20 +43,8 @@ COMPILED = {"torch-compile": True, "jax-jit": True, "tf-xla": True}
 STEPPING = set(BACKENDS) - {"ort"}
 
 
-@contextmanager
-def _pool(preload: tuple[str, ...] = ()) -> Iterator[Pool]:
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("PYTHONPATH", os.pathsep.join(
-            p for p in (str(PLANTED), os.environ.get("PYTHONPATH", "")) if p))
-        pool = Pool([WorkerConfig(b, case_timeout_s=180.0, start_timeout_s=180.0,
-                                  preload=preload if b.startswith("torch") else ())
-                     for b in BACKENDS])
-        try:
-            versions = pool.start()
-            assert set(versions) == set(BACKENDS), pool.unavailable
-            yield pool
-        finally:
-            pool.close()
+def _pool(preload: tuple[str, ...] = ()) -> Any:
+    return planted_torch_pool(BACKENDS, preload, timeout_s=180.0)
 
 
 def _model(activation: str = "Tanh") -> Model:

@@ -13,6 +13,7 @@ modes, ``compile`` which turns a call into a cached compiled callable over tenso
 from __future__ import annotations
 
 import sys
+import types
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, ClassVar
@@ -318,11 +319,11 @@ class Backend:
             grads, outs, cots, checks = self._backward(g, arrays, wrt, case.seed,
                                                        lambda i: "", tkey, g64)
         finally:
-            for source_key in [k for k in sys.modules if k.startswith("dlfuzz_train_")]:
-                del sys.modules[source_key]
-            # A model's step runs once: its compiled backward would only pile up.
-            for k in [k for k in self._compiled if isinstance(k, tuple) and len(k) == 2
-                      and k[0] == "grad" and isinstance(k[1], tuple)
+            for dtype in (case.graph.dtype, "float64"):  # registered by ``_builder``
+                sys.modules.pop(f"dlfuzz_train_{case.base.model_key}_{dtype}", None)
+            # A model's step runs once: its compiled backward would only pile up. Its
+            # keys are ("grad", (tkey or (tkey, "float64"), input specs)).
+            for k in [k for k in self._compiled if k[0] == "grad"
                       and k[1][0] in (tkey, (tkey, "float64"))]:
                 del self._compiled[k]
         try:
@@ -341,16 +342,7 @@ class Backend:
         """``g(primals, natives)`` of a model's training form: ``natives`` are the weights
         (in ``names`` order) then the inputs, the ``wrt`` ones replaced by ``primals``;
         the model built from them, its floating outputs as a list."""
-        from dlfuzz.ir.lower import emit
-
-        gkey = (graph.digest(), "train")
-        source = self._sources.get(gkey)
-        if source is None:
-            try:
-                source = self._sources[gkey] = emit(self.lowering, graph, train=True)
-            except Exception as exc:
-                raise StageError("dlfuzz") from exc
-        build = self._builder(source, f"{name}_{graph.dtype}")
+        build = self._builder(self._emitted(graph, train=True), f"{name}_{graph.dtype}")
         nw = len(names)
 
         def g(primals: list[Any], natives: list[Any]) -> list[Any]:
@@ -365,8 +357,6 @@ class Backend:
         """The ``build`` function of an emitted training-form source (executed once, kept
         with the built models)."""
         key = ("builder", source)
-        import types
-
         module = self._models.get(key)
         if not isinstance(module, types.ModuleType):
             module = types.ModuleType(f"dlfuzz_train_{name}")
@@ -447,8 +437,6 @@ class Backend:
         the performance oracle follows across programs. A program that does not compile
         or sets no RESULT is dlfuzz's own bug (stage ``dlfuzz``).
         """
-        import types
-
         if "program" not in self.case_kinds:
             raise StageError("prepare") from NotImplementedError(
                 f"backend {self.name} does not run programs")
@@ -521,13 +509,18 @@ class Backend:
         return self._fetch(result)
 
     def _source(self, case: GraphCase) -> str:
+        return self._emitted(case.graph, probe=case.probe)
+
+    def _emitted(self, graph: Any, probe: bool = False, train: bool = False) -> str:
+        """The lowering's source of ``graph`` (cached, a bounded number kept); a failure
+        to emit is dlfuzz's own bug (stage ``dlfuzz``)."""
         from dlfuzz.ir.lower import emit
 
-        gkey = (case.graph.digest(), case.probe)
+        gkey = (graph.digest(), "train" if train else probe)
         source = self._sources.get(gkey)
         if source is None:
             try:
-                source = emit(self.lowering, case.graph, probe=case.probe)
+                source = emit(self.lowering, graph, probe=probe, train=train)
             except Exception as exc:
                 raise StageError("dlfuzz") from exc
             self._sources[gkey] = source

@@ -410,6 +410,7 @@ class Worker:
         hung: set[Any] = set()
         deaths: Counter[Any] = Counter()
         full = self.case_timeout
+        factors = factors or [1.0] * len(keys)
         short = max(1.0, full * _REPEAT_TIMEOUT_SHARE)
         while len(outcomes) < len(blobs):
             k = keys[len(outcomes)]
@@ -426,8 +427,8 @@ class Worker:
                 pending = pending[:max(1, self.config.restart_every - self._since_start)]
             done = len(outcomes)
             timeouts = [short if k is not None and k in hung else full * f for k, f in zip(
-                keys[done:done + len(pending)],
-                (factors or [1.0] * len(keys))[done:done + len(pending)], strict=True)]
+                keys[done:done + len(pending)], factors[done:done + len(pending)],
+                strict=True)]
             got = self._run_some(pending, progress, timeouts)
             if got is None:
                 undelivered += 1
