@@ -4,7 +4,9 @@ TensorJSFuzz restarted a browser for every input; dlfuzz keeps one Node process 
 wasm) or one Chromium page (webgl) per worker and streams cases into it as raw bytes.
 Measured through the whole executor (Pool.run: pickling, the worker, the Node child and
 back) on small cases: elementwise add of 64 floats, a 16x16 matMul, a 1x8x8x4 conv2d
-with a 3x3x4x8 kernel, and one LeNet-5 model run (built once, then new inputs).
+with a 3x3x4x8 kernel, and one LeNet-5 model run (built once, then new inputs); then the
+backward passes of the matMul and the conv2d (gradient cases through ``tf.grads``) and a
+LeNet-5 training step, with the cost of each against its forward case.
 Also prints the raw time of the same op inside Node (no dlfuzz) for the overhead ratio.
 
 Run: ``.venv/bin/python benchmarks/tfjs.py [--cases 400] [--backends tfjs-cpu,...]``.
@@ -16,11 +18,12 @@ import argparse
 import json
 import subprocess
 import time
+from typing import Any
 
 import numpy as np
 
 from dlfuzz.backends.tfjs import install
-from dlfuzz.cases import ApiCase, Call, GraphCase, Ref, Tensor
+from dlfuzz.cases import ApiCase, Call, GradCase, GraphCase, Ref, Tensor, TrainCase
 from dlfuzz.executor.pool import Pool, WorkerConfig
 
 BACKENDS = ("tfjs-cpu", "tfjs-wasm", "tfjs-webgl")
@@ -51,6 +54,21 @@ def model_cases(n: int, rng: np.random.Generator) -> list[GraphCase]:
     return [GraphCase("lenet5", model.graph, weights,
                       tuple(Tensor.from_numpy(x) for x in random_inputs(model.graph, rng)),
                       ("tfjs",)) for _ in range(n)]
+
+
+# Backward passes and what each costs against: (label, forward label).
+BACKWARD = (("grad matMul 16x16", "matMul 16x16"), ("grad conv2d 8x8x4", "conv2d 8x8x4"),
+            ("lenet5 training step", "lenet5 model"))
+
+
+def backward_cases(groups: dict[str, list[Any]]) -> dict[str, list[Any]]:
+    """Gradient cases of the matMul and conv2d cases, training steps of the models."""
+    return {
+        "grad matMul 16x16": [GradCase(c, i) for i, c in enumerate(groups["matMul 16x16"])],
+        "grad conv2d 8x8x4": [GradCase(c, i) for i, c in enumerate(groups["conv2d 8x8x4"])],
+        # every step is of a new model to the worker (as in a campaign: one step a model)
+        "lenet5 training step": [TrainCase(c, i) for i, c in enumerate(groups["lenet5 model"])],
+    }
 
 
 _RAW = """
@@ -87,6 +105,7 @@ def main() -> None:
     rng = np.random.default_rng(0)
     groups = api_cases(args.cases, rng)
     groups["lenet5 model"] = model_cases(max(args.cases // 4, 10), rng)
+    groups.update(backward_cases(groups))
     results: dict[str, dict[str, float]] = {}
     for backend in args.backends.split(","):
         with Pool([WorkerConfig(backend, case_timeout_s=60)]) as pool:
@@ -103,6 +122,8 @@ def main() -> None:
                 bad = sum(not o[backend].ok for o in outs)
                 assert bad == 0, (backend, label, [o[backend] for o in outs if not o[backend].ok][:1])
                 row[label] = round(len(cases) / spent, 1)
+        for label, forward in BACKWARD:
+            row[f"{label}: x forward time"] = round(row[forward] / row[label], 1)
         if backend != "tfjs-webgl":
             raw = raw_add_s(backend.split("-")[1], 2000)
             row["raw add 64 (Node, no dlfuzz) per s"] = round(1 / raw, 1)

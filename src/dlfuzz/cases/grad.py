@@ -18,6 +18,7 @@ input index and its shape, so it is the same in every worker and in every reprod
 from __future__ import annotations
 
 import hashlib
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -112,8 +113,32 @@ class GradCase:
         return dict(self.structure).get(index, "")
 
 
+def checks_of(outcome: Any) -> dict[str, float] | None:
+    """The self-check a backend returned with its gradients (its last output), by name;
+    None for a failed run or one without that vector."""
+    if not outcome.ok or not outcome.outputs:
+        return None
+    last = outcome.outputs[-1]
+    if last.dtype != "float64" or last.shape != (len(CHECKS),):
+        return None
+    return dict(zip(CHECKS, (float(x) for x in last.to_numpy()), strict=True))
+
+
+def has_self_check(checks: dict[str, float] | None) -> bool:
+    """Whether a backend checked itself in float64: TF.js, float32 only, returns a vector
+    of NaN (its gradients are judged against the other libraries' only)."""
+    return checks is not None and not all(math.isnan(v) for v in checks.values())
+
+
 def has_autodiff(library: str) -> bool:
     return is_known(library) and get(library).autodiff
+
+
+def checks_itself(library: str) -> bool:
+    """Whether the library's gradients come with the float64 self-check that tells the
+    gradient oracle a point is smooth: a gradient case or training step is worth running
+    only where one such library takes part."""
+    return has_autodiff(library) and get(library).gradient_self_check
 
 
 def differentiated(tensors: tuple[Tensor, ...]) -> tuple[int, ...]:
@@ -130,10 +155,32 @@ def differentiable_dtypes(tensors: tuple[Tensor, ...]) -> bool:
     return bool(floats) and all(d in GRAD_DTYPES for d in floats)
 
 
+_MASK = 0xFFFFFFFF
+_GOLDEN = 0x9E3779B9
+
+
+def mix32(h: Any) -> Any:
+    """MurmurHash3's 32-bit finalizer (a bijection), on ints or uint64 arrays < 2^32."""
+    h = h ^ (h >> 16)
+    h = (h * 0x85EBCA6B) & _MASK
+    h = h ^ (h >> 13)
+    h = (h * 0xC2B2AE35) & _MASK
+    return h ^ (h >> 16)
+
+
 def grid_draw(seed: int, salt: int, index: int, shape: tuple[int, ...]) -> np.ndarray:
-    """Float64 values on the quarter-step grid, fixed by (seed, salt, index, shape)."""
-    rng = np.random.default_rng([seed & 0xFFFFFFFF, salt, index, *shape])
-    return _GRID[rng.integers(0, len(_GRID), size=shape)].astype(np.float64)
+    """Float64 values on the quarter-step grid, fixed by (seed, salt, index, shape).
+
+    A hash of the key and each element's flat position, in 32-bit integer arithmetic a
+    few lines of JavaScript repeat exactly (``backends/tfjs/grad.js``), so TF.js and
+    every reproducer draw the very same cotangents without NumPy's generator."""
+    key = 0
+    for part in (seed & _MASK, salt, index, len(shape), *shape):
+        key = mix32(((key ^ (part & _MASK)) + _GOLDEN) & _MASK)
+    n = int(np.prod(shape, dtype=np.int64))
+    position = np.arange(n, dtype=np.uint64)
+    hashed = mix32((np.uint64(key) + position * np.uint64(_GOLDEN)) & np.uint64(_MASK))
+    return _GRID[(hashed % np.uint64(len(_GRID))).astype(np.int64)].reshape(shape)
 
 
 def cotangent(seed: int, index: int, shape: tuple[int, ...]) -> np.ndarray:

@@ -16,13 +16,16 @@ from dlfuzz.oracles.tolerances import LOW_PRECISION, tolerance_for
 
 
 def symptom_expectation(finding: Finding, case: Any, outcomes: dict[str, Outcome],
-                        judge: Any) -> Expectation:
+                        judge: Any, reference_backend: str = "") -> Expectation:
     """What a reproducer of a case with tensors checks, from the finding's symptom.
 
     A boundary finding's input must be rejected, a nondeterministic one's result must
     repeat; a numeric, NaN or shape finding's outputs must lie within the per-element
     allowance of the float64 reference ``judge`` (an ``oracles.reference.Judge``)
     computes, which is the oracle's own judgement; anything else must simply run.
+    ``reference_backend``: the one backend whose float64 result is the reference (a
+    gradient backed by its finite differences, where no other reference library has
+    the call).
     """
     if finding.symptom == "boundary":
         return Expectation("rejects", note=finding.message)
@@ -32,6 +35,8 @@ def symptom_expectation(finding: Finding, case: Any, outcomes: dict[str, Outcome
         return Expectation("runs", note=finding.message)
     if finding.oracle == "dtype":  # judged against the same library in float64
         ref = judge.own_references([(case, finding.guilty_backend)])[0]
+    elif reference_backend:
+        ref = judge.own_references([(case, reference_backend)])[0]
     else:
         ref = judge.reference(case, outcomes)
     guilty = outcomes.get(finding.guilty_backend)
@@ -55,7 +60,9 @@ def symptom_expectation(finding: Finding, case: Any, outcomes: dict[str, Outcome
             w = np.full(w.shape, np.inf)  # the dtype oracle judged low-precision outputs only
         expected.append(e)
         allowed.append(w.astype(np.float64))
-    source = (f"float64 result of the same call in {ref.libraries[0]}"
+    source = (f"float64 result of {ref.libraries[0]}, backed by its finite differences"
+              if reference_backend else
+              f"float64 result of the same call in {ref.libraries[0]}"
               if ref.method == "own float64" else
               f"float64 result agreed by {', '.join(ref.libraries)} ({ref.method})")
     note = (f"EXPECTED: {source}; ALLOWED: per-element dtype tolerance + input-rounding "

@@ -110,7 +110,8 @@ def gradient_expectation(finding: Finding, case: Any, outcomes: dict[str, Outcom
         mode = str(finding.detail("mode", "reverse"))
         return Expectation("gradient", note=f"{mode}: {finding.message}")
     values = symptom_expectation(replace(finding, symptom="numeric", oracle="gradient"),
-                                 case, outcomes, tools.judge)
+                                 case, outcomes, tools.judge,
+                                 str(finding.detail("checked_reference", "")))
     if values.kind != "values":
         return values
     n = len(case.gradient_shapes())
@@ -254,10 +255,23 @@ COMMON = '''
 GRID = [-2.0, -1.5, -1.0, -0.75, -0.5, -0.25, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0]
 
 
+def _mix32(h):
+    h = h ^ (h >> 16)
+    h = (h * 0x85EBCA6B) & 0xFFFFFFFF
+    h = h ^ (h >> 13)
+    h = (h * 0xC2B2AE35) & 0xFFFFFFFF
+    return h ^ (h >> 16)
+
+
 def _grid(salt, index, shape):
-    """The values dlfuzz drew (exactly representable in every floating dtype)."""
-    rng = np.random.default_rng([SEED & 0xFFFFFFFF, salt, index, *shape])
-    return np.asarray(GRID)[rng.integers(0, len(GRID), size=shape)].astype(np.float64)
+    """The values dlfuzz drew (exactly representable in every floating dtype): a hash
+    of (SEED, salt, index, shape) and each element's position picks one of GRID."""
+    key = 0
+    for part in (SEED & 0xFFFFFFFF, salt, index, len(shape), *shape):
+        key = _mix32(((key ^ (part & 0xFFFFFFFF)) + 0x9E3779B9) & 0xFFFFFFFF)
+    position = np.arange(int(np.prod(shape, dtype=np.int64)), dtype=np.uint64)
+    hashed = _mix32((np.uint64(key) + position * np.uint64(0x9E3779B9)) & np.uint64(0xFFFFFFFF))
+    return np.asarray(GRID)[(hashed % np.uint64(len(GRID))).astype(np.int64)].reshape(shape)
 
 
 def _cotangents(outs):

@@ -112,6 +112,8 @@ TFJS = Library(
               ("tfjs-wasm", "dlfuzz.backends.tfjs.backend:TfjsWasmBackend"),
               ("tfjs-webgl", "dlfuzz.backends.tfjs.webgl:TfjsWebglBackend")),
     api_spec="tfjs.json",
+    autodiff=True,  # reverse mode only (tf.grads), float32: no float64 self-check
+    gradient_self_check=False,
 )
 
 LIBRARIES: tuple[Library, ...] = (NUMPY, TORCH, JAX, TF, ONNXRUNTIME, KERAS, TFJS)

@@ -54,8 +54,12 @@ class Library:
     layers: str = ""  # prefix of the layer classes programs use ("torch.nn.")
     program_files: Mapping[str, str] = field(default_factory=dict)  # program engine data
     program_backends: tuple[str, ...] = ()  # backends that run this library's programs
-    # reverse- and forward-mode autodiff its backends run (gradient cases, ``cases.grad``)
+    # autodiff its backends run (gradient cases, ``cases.grad``; training steps): reverse
+    # mode, and forward mode with a float64 self-check where the library has them
     autodiff: bool = False
+    # whether those backends check their own gradients in float64 (forward mode, finite
+    # differences); TF.js cannot (float32 only): its gradients are judged against others'
+    gradient_self_check: bool = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "dtypes", _frozen(self.dtypes))

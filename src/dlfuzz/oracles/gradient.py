@@ -19,7 +19,9 @@ both with the symptom ``gradient``:
   (``reference.Judge``: the case re-run in float64 by the reference libraries, their
   consensus, the sensitivity to one rounding of the inputs, the outlier rule), so a
   float32-only backward bug or a compiled backward (``torch.compile``, ``jax.jit``, XLA)
-  that differs from its eager mode is blamed on the one backend that is off.
+  that differs from its eager mode is blamed on the one backend that is off. Where only
+  one reference library has the call (TF.js against TensorFlow), its float64 gradient
+  is the reference if its own finite differences backed it at that point.
 
 A gradient whose shape is not its input's is a finding of its own (symptom ``shape``;
 its values are still checked in the input's shape). A case any backend saw a kink, a flat stretch or a non-finite value in is not judged at
@@ -40,7 +42,7 @@ from dataclasses import replace
 from typing import Any, cast
 
 from dlfuzz.cases import Finding, Outcome, TrainCase
-from dlfuzz.cases.grad import CHECKS
+from dlfuzz.cases.grad import checks_of, has_self_check
 from dlfuzz.oracles.base import Item, Oracle, OracleContext, finding, input_dtypes
 from dlfuzz.oracles.canonical import canonical_outcomes
 from dlfuzz.oracles.differential import suspicious, verdict_message
@@ -68,16 +70,9 @@ _EPS64 = 2.0 ** -52
 # terms), and each transcendental function by an ulp. A difference beyond this share of
 # the magnitude is a different derivative (the backward walk, ``_wrong_alone``).
 FLOAT64_AGREEMENT = 1e-9
-
-
-def checks_of(outcome: Outcome) -> dict[str, float] | None:
-    """The float64 self-check a backend returned (its last output), by name."""
-    if not outcome.ok or not outcome.outputs:
-        return None
-    last = outcome.outputs[-1]
-    if last.dtype != "float64" or last.shape != (len(CHECKS),):
-        return None
-    return dict(zip(CHECKS, (float(x) for x in last.to_numpy()), strict=True))
+# The reference method of a lone library's float64 gradient backed by its own finite
+# differences (``_across``), as verdict messages name it.
+CHECKED_METHOD = "float64 (finite-difference-checked)"
 
 
 def smoothness(checks: Mapping[str, float]) -> str:
@@ -114,6 +109,14 @@ def _modes_agree_off_fd(checks: Mapping[str, float]) -> bool:
                 checks["reverse"] - checks["fd"]))
 
 
+def _agrees_with_fd(checks: Mapping[str, float]) -> bool:
+    """Whether reverse mode (and forward mode, where there is one) agrees with the finite
+    differences: the backend's float64 gradient is backed by them at this point."""
+    forward = checks["forward"]
+    return not _off(checks) and (not math.isfinite(forward)
+                                 or abs(forward - checks["fd"]) <= allowance(checks))
+
+
 def allowance(checks: Mapping[str, float]) -> float:
     """How far from the finite differences a right directional derivative may be."""
     size = max(checks["scale"], abs(checks["fd"]))
@@ -128,11 +131,18 @@ class GradientOracle(Oracle):
     def check_many(self, items: Sequence[Item], ctx: OracleContext) -> list[list[Finding]]:
         results: list[list[Finding]] = [[] for _ in items]
         judged: list[int] = []
+        checked: dict[int, str] = {}  # case -> an eager backend its finite differences back
         for i, (case, outcomes) in enumerate(items):
-            checks = {b: c for b, o in outcomes.items() if (c := checks_of(o)) is not None}
-            if not checks:
+            ran = {b: c for b, o in outcomes.items() if (c := checks_of(o)) is not None}
+            if not ran:
                 continue
-            results[i].extend(self._shapes(case, outcomes, checks, ctx))
+            results[i].extend(self._shapes(case, outcomes, ran, ctx))
+            # Backends without a float64 pass (TF.js) are compared with the others only;
+            # where no backend checked itself, nothing says the point is smooth.
+            checks = {b: c for b, c in ran.items() if has_self_check(c)}
+            if not checks:
+                ctx.stats["gradient_no_self_check"] += 1
+                continue
             states = {smoothness(c) for c in checks.values()}
             if states != {"smooth"}:
                 worst = next(s for s in ("nonfinite", "kink", "flat", "noisy") if s in states)
@@ -148,6 +158,8 @@ class GradientOracle(Oracle):
                 # stands here. The libraries are still compared with each other.
                 ctx.stats["gradient_modes_agree_off_fd"] += 1
                 continue
+            checked[i] = next((b for b, c in checks.items()
+                               if not ctx.compiled.get(b) and _agrees_with_fd(c)), "")
             for backend, c in checks.items():
                 eager = ctx.eager_sibling(backend) if ctx.compiled.get(backend) else None
                 if eager in checks and _off(checks[eager]):
@@ -159,7 +171,7 @@ class GradientOracle(Oracle):
                 f = self._self_check(case, outcomes[backend], c, ctx)
                 if f is not None:
                     results[i].append(f)
-        self._across(items, judged, results, ctx)
+        self._across(items, judged, results, ctx, checked)
         self._localize(items, results, ctx)
         return results
 
@@ -261,14 +273,30 @@ class GradientOracle(Oracle):
                        finite_differences=c["fd"], allowed=allowed)
 
     def _across(self, items: Sequence[Item], judged: list[int],
-                results: list[list[Finding]], ctx: OracleContext) -> None:
-        """The gradients of the backends judged like outputs of an API call."""
+                results: list[list[Finding]], ctx: OracleContext,
+                checked: Mapping[int, str]) -> None:
+        """The gradients of the backends judged like outputs of an API call.
+
+        Where the reference libraries reach no consensus because only one of them has
+        the call (TF.js calls have counterparts in TensorFlow alone), that library's
+        float64 gradient is the reference if its finite differences backed it at this
+        very point (``checked``): the other libraries are judged against it."""
         canon = {i: (items[i][0], canonical_outcomes(*items[i])) for i in judged}
         suspects = [i for i in judged if suspicious(*canon[i])]
         if not suspects:
             return
         ctx.stats["gradient_suspicious"] += len(suspects)
         refs = ctx.judge.references([canon[i] for i in suspects])
+        alone = [k for k, (i, ref) in enumerate(zip(suspects, refs, strict=True))
+                 if ref is None and checked.get(i)]
+        own = ctx.judge.own_references([(canon[suspects[k]][0], checked[suspects[k]])
+                                        for k in alone]) if alone else []
+        by: dict[int, str] = {}
+        for k, ref in zip(alone, own, strict=True):
+            if ref is not None:
+                refs[k] = replace(ref, method=CHECKED_METHOD)
+                by[suspects[k]] = checked[suspects[k]]
+                ctx.stats["gradient_checked_reference"] += 1
         for i, ref in zip(suspects, refs, strict=True):
             case, outcomes = canon[i]
             if ref is None:
@@ -277,9 +305,12 @@ class GradientOracle(Oracle):
             blamed = {f.guilty_backend for f in results[i]}
             verdicts = ctx.judge.verdicts(outcomes, ref, case)
             guilty = {v.backend for v in verdicts if v.guilty}
+            reference_library = ctx.library_of.get(by.get(i, ""), "")
             for v in verdicts:
                 if not v.guilty or v.backend in blamed:
                     continue
+                if reference_library and ctx.library_of.get(v.backend) == reference_library:
+                    continue  # judged against its own library: not what was checked
                 if ctx.compiled.get(v.backend) and ctx.eager_sibling(v.backend) in (
                         guilty | blamed):
                     ctx.stats["gradient_shared_with_eager"] += 1  # filed for the eager mode
@@ -292,7 +323,8 @@ class GradientOracle(Oracle):
                     signature_message=f"{mode} gradient vs reference, inputs "
                     f"{input_dtypes(case)}", mode=mode, judged_by=f"{ref.method} reference",
                     reference_libraries=",".join(ref.libraries), special_values="",
-                    ratio=float(min(v.ratio, 1e300))))
+                    ratio=float(min(v.ratio, 1e300)),
+                    **({"checked_reference": by[i]} if i in by else {})))
                 ctx.stats["gradient_off_reference"] += 1
 
 

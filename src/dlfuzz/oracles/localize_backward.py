@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dlfuzz.cases.grad import checks_of, has_self_check
 from dlfuzz.cases.train import TrainCase
 from dlfuzz.oracles.localize import Runner, isolated
 
@@ -33,10 +34,11 @@ def sound_backend(case: TrainCase, guilty: str, outcomes: dict[str, Any],
                   library_of: dict[str, str], compiled: dict[str, bool],
                   blamed: set[str]) -> str:
     """An eager backend of another library than ``guilty``'s, not blamed itself, whose
-    step ran: its forward values feed the layers."""
+    step ran and checked itself in float64: its forward values feed the layers, and its
+    float64 derivative of each layer is what the guilty one's is compared with."""
     for backend, outcome in outcomes.items():
         if (library_of.get(backend) != library_of.get(guilty) and not compiled.get(backend)
-                and backend not in blamed and outcome.ok):
+                and backend not in blamed and has_self_check(checks_of(outcome))):
             return backend
     return ""
 

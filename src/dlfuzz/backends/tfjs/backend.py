@@ -91,7 +91,8 @@ class TfjsBackend(Backend):
     # TF.js reuses heap and texture memory between kernels: a kernel reading what it never
     # wrote gives run-to-run garbage, which the determinism oracle looks for.
     rerun_check: ClassVar[bool] = True
-    case_kinds: ClassVar[tuple[str, ...]] = ("api", "graph")  # graphs: J-MODEL's graph.js
+    # graphs: J-MODEL's graph.js; gradient cases and training steps: tf.grads (grad.js)
+    case_kinds: ClassVar[tuple[str, ...]] = ("api", "graph", "grad", "train")
     ray_resources: ClassVar[tuple[tuple[str, float], ...]] = (("dlfuzz-nodejs", 0.001),)
 
     def __init__(self) -> None:
@@ -220,8 +221,58 @@ class TfjsBackend(Backend):
             return out
         raise StageError("dlfuzz") from RuntimeError("model evicted twice in a row")
 
+    def run_grad(self, case: Any) -> tuple[np.ndarray, ...]:
+        """The gradient of an API call (``cases/grad.py``), computed in JS (``grad.js``):
+        ``J^T c`` per differentiated input, then a self-check vector of NaN. TF.js
+        computes in float32 only, so it has no float64 pass to check against finite
+        differences: its gradients are judged against the other libraries'."""
+        call = case.call_for(self.library)
+        if call is None:
+            raise StageError("prepare") from NotImplementedError(
+                f"case {case.api} has no call for library {self.library}")
+        if not case.wrt:
+            raise StageError("prepare") from ValueError("no floating input to differentiate")
+        try:
+            specs, blobs = tensor_specs([t.to_numpy() for t in case.tensors])
+            kwargs = {k: encode_value(v) for k, v in call.kwargs} if call.kwargs else None
+            header = {"op": "grad", "tensors": specs, "wrt": list(case.wrt),
+                      "still": list(case.still), "seed": case.seed & 0xFFFFFFFF,
+                      "call": {"target": call.target, "args": encode_value(list(call.args)),
+                               "kwargs": kwargs}}
+        except Exception as exc:
+            raise StageError("prepare") from exc
+        return (*self._request(header, blobs, "call"), no_self_check())
+
+    def run_train(self, case: Any) -> tuple[np.ndarray, ...]:
+        """One SGD step of a model (``cases/train.py``) in JS: ``graph.js`` builds the
+        model from the weights inside the function ``grad.js`` differentiates. Outputs as
+        every backend's, the self-check NaN (see ``run_grad``)."""
+        from dlfuzz.cases.train import LEARNING_RATE
+
+        names = [k for k, _ in case.weights]
+        trained = set(case.trained)
+        try:
+            arrays = ([t.to_numpy() for _, t in case.weights]
+                      + [t.to_numpy() for t in case.tensors])
+            specs, blobs = tensor_specs(arrays)
+            header = {"op": "train", "tensors": specs, "names": names,
+                      "trained": [i for i, k in enumerate(names) if k in trained],
+                      "wrt": list(case.wrt), "seed": case.seed & 0xFFFFFFFF,
+                      "rate": LEARNING_RATE,
+                      "graph": json.loads(json.dumps(case.graph.to_dict()))}
+        except Exception as exc:
+            raise StageError("prepare") from exc
+        if not header["trained"] and not header["wrt"]:
+            raise StageError("prepare") from ValueError("nothing to train")
+        return (*self._request(header, blobs, "call"), no_self_check())
+
     # ---- reproducers (host side) -------------------------------------------------------
-    def repro_script(self, case: ApiCase, expectation: Any, title: str, version: str) -> str:
+    def repro_script(self, case: Any, expectation: Any, title: str, version: str
+                     ) -> str | None:
+        """The node script; None for a finite-difference gradient check, which needs a
+        float64 pass TF.js does not have (no such finding is made for it)."""
+        if expectation.kind == "gradient":
+            return None
         return node_script(self, case, expectation, title, version)
 
     def repro_dtype(self, name: str) -> str:
@@ -252,6 +303,14 @@ class TfjsBackend(Backend):
         base = Path(chosen) if chosen else (Path(found.group(1)) if found
                                             else install.tfjs_dir())
         return base / "node_modules" / "@tensorflow" / "tfjs"
+
+
+def no_self_check() -> np.ndarray:
+    """The self-check vector of a backend without a float64 pass: every entry NaN
+    (``cases.grad.has_self_check`` is false for it)."""
+    from dlfuzz.cases.grad import CHECKS
+
+    return np.full(len(CHECKS), np.nan)
 
 
 class TfjsCpuBackend(TfjsBackend):

@@ -217,7 +217,87 @@
     });
   }
 
-  const api = { runCall, runGraph, describeError, makeTensors, asDtypeArray, ELEMENT_BYTES };
+  // grad.js: in Node next to this file, in the page a script loaded before this one.
+  const G = typeof module !== 'undefined' && module.exports ? require('./grad.js')
+    : root.dlfuzzGrad;
+
+  // The gradient's outputs read back (stage 'fetch'); `stage` says where f failed.
+  function gradientResult(tf, run) {
+    const where = { stage: 'call' };
+    let tensors;
+    try {
+      tensors = run(where);
+    } catch (err) {
+      return { ok: false, error: describeError(err, where.stage) };
+    }
+    try {
+      return { ok: true, outputs: tensors.map((t) => encodeTensor(tf, t)) };
+    } catch (err) {
+      return { ok: false, error: describeError(err, 'fetch') };
+    }
+  }
+
+  // One gradient case: the API case's {call, tensors} plus {wrt, still, seed}. Outputs:
+  // J^T c per input of `wrt` (c: grad.js's cotangents of the floating outputs).
+  async function runGrad(tf, header, bytes) {
+    return scoped(tf, async () => {
+      let inputs, owner, fn, args;
+      try {
+        inputs = makeTensors(tf, header.tensors, bytes);
+        [owner, fn] = resolve(tf, header.call.target);
+        args = header.call.args.map((a) => decode(a, inputs));
+        if (header.call.kwargs) args.push(decode({ $obj: header.call.kwargs }, inputs));
+      } catch (err) {
+        return { ok: false, error: describeError(err, 'prepare') };
+      }
+      const primals = header.wrt.map((i) => inputs[i]);
+      return gradientResult(tf, (where) => G.gradients(tf, () => {
+        const loss = G.weightedLoss(tf, fn.apply(owner, args), header.seed, header.still);
+        where.stage = 'backward';
+        return loss;
+      }, primals).grads);
+    });
+  }
+
+  // One training step of a model: {graph, names, trained, wrt, seed, rate, tensors (the
+  // weights in `names` order, then the inputs)}. The model is built from the weights
+  // inside the differentiated function, so tfjs differentiates its own ops. Outputs: the
+  // gradients (trained weights, then the `wrt` inputs), the loss, the trained weights
+  // after one SGD step (w - rate * g).
+  async function runTrain(tf, buildGraph, header, bytes) {
+    return scoped(tf, async () => {
+      let all;
+      try {
+        all = makeTensors(tf, header.tensors, bytes);
+      } catch (err) {
+        return { ok: false, error: describeError(err, 'prepare') };
+      }
+      const nw = header.names.length;
+      const weights = all.slice(0, nw);
+      const inputs = all.slice(nw);
+      const primals = header.trained.map((i) => weights[i])
+        .concat(header.wrt.map((i) => inputs[i]));
+      return gradientResult(tf, (where) => {
+        const { value, grads } = G.gradients(tf, () => {
+          const W = {};
+          header.names.forEach((name, i) => { W[name] = weights[i]; });
+          where.stage = 'build';
+          const model = buildGraph(tf, header.graph, W, { probe: false });
+          where.stage = 'call';
+          const loss = G.weightedLoss(tf, model(inputs), header.seed, []);
+          where.stage = 'backward';
+          return loss;
+        }, primals);
+        where.stage = 'fetch';
+        const stepped = header.trained.map(
+          (i, j) => tf.sub(weights[i], tf.mul(tf.scalar(header.rate), grads[j])));
+        return grads.concat([value], stepped);
+      });
+    });
+  }
+
+  const api = { runCall, runGraph, runGrad, runTrain, describeError, makeTensors,
+    asDtypeArray, ELEMENT_BYTES };
   if (typeof module !== 'undefined' && module.exports) module.exports = api;
   else root.dlfuzzCore = api;
 })(typeof globalThis !== 'undefined' ? globalThis : this);

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from dlfuzz.backends.tfjs.install import DEFAULT_VERSION, tfjs_dir
-from dlfuzz.backends.tfjs.paths import GRAPH_JS
+from dlfuzz.backends.tfjs.paths import GRAD_JS, GRAPH_JS
 from dlfuzz.cases import ApiCase, DType, Ref
 from dlfuzz.oracles.tolerances import tolerance_for
 
@@ -182,20 +182,70 @@ function fromBase64(b64, dtype) {
 """
 
 
-def _graph_call(case: Any) -> tuple[list[str], str, str]:
-    """(lines building the model and inputs, the run expression, helpers source)."""
+_GRAD_HELPERS = r"""
+// grad.js, dlfuzz's cotangents and gradients on tfjs (as the worker computed them).
+const dlfuzzGrad = (function () {
+  const module = { exports: {} };
+%s
+  return module.exports;
+})();
+"""
+
+
+def _grad_helpers() -> str:
+    indented = "\n".join("  " + line if line else "" for line in GRAD_JS.read_text().splitlines())
+    return _GRAD_HELPERS.replace("%s", indented, 1)
+
+
+def _gradient_call(backend: Any, case: Any) -> tuple[list[str], str, str]:
+    """(lines defining the loss ``f``, the expression of the gradients, helpers) of a
+    gradient case or a training step: ``J^T c`` with respect to the differentiated
+    inputs (and a step's trained weights), cotangents drawn from SEED as dlfuzz did."""
+    seed = case.seed & 0xFFFFFFFF
+    if case.kind == "train":
+        lines, helpers = _graph_weights(case.base)
+        trained = list(case.trained)
+        lines += [f"  const SEED = {seed};  // draws the cotangents weighing the outputs",
+                  f"  const TRAINED = {json.dumps(trained)};  // the weights differentiated",
+                  "  // The model built from the weights W, inside the differentiated "
+                  "function.",
+                  "  const f = () => dlfuzzGrad.weightedLoss(tf, dlfuzzGraph.buildGraph(tf, "
+                  f"GRAPH, W, {{ probe: false }})({_graph_inputs(case)}), SEED, []);"]
+        wrt = ["...TRAINED.map((k) => W[k])"] + [f"x{i}" for i in case.wrt]
+        return lines, f"dlfuzzGrad.gradients(tf, f, [{', '.join(wrt)}]).grads", \
+            helpers + _grad_helpers()
+    _, expr = _api_call(backend, case.base)
+    lines = [f"  const SEED = {seed};  // draws the cotangents weighing the outputs",
+             f"  const STILL = {json.dumps(list(case.still))};  // outputs without a cotangent",
+             "  // The call's floating outputs, each weighed by its cotangent, summed.",
+             f"  const f = () => dlfuzzGrad.weightedLoss(tf, {expr}, SEED, STILL);"]
+    xs = ", ".join(f"x{i}" for i in case.wrt)
+    return lines, f"dlfuzzGrad.gradients(tf, f, [{xs}]).grads", _grad_helpers()
+
+
+def _graph_weights(case: Any) -> tuple[list[str], str]:
+    """(lines defining GRAPH and the weights W, helpers source) of a model case."""
     graph_js = GRAPH_JS.read_text()
     weights = [[name, t.dtype, list(t.shape), _b64(t.to_numpy())] for name, t in case.weights]
     lines = [f"  const GRAPH = {json.dumps(case.graph.to_dict())};",
              f"  const WEIGHTS = {json.dumps(weights)};",
              "  const W = {};",
              "  for (const [name, dtype, shape, b64] of WEIGHTS) "
-             "W[name] = tf.tensor(fromBase64(b64, dtype), shape, dtype);",
-             f"  const model = dlfuzzGraph.buildGraph(tf, GRAPH, W, {{ probe: "
-             f"{'true' if case.probe else 'false'} }});"]
-    names = ", ".join(f"x{i}" for i in range(len(case.tensors)))
+             "W[name] = tf.tensor(fromBase64(b64, dtype), shape, dtype);"]
     indented = "\n".join("  " + line if line else "" for line in graph_js.splitlines())
-    return lines, f"model([{names}])", _GRAPH_HELPERS.replace("%s", indented, 1)
+    return lines, _GRAPH_HELPERS.replace("%s", indented, 1)
+
+
+def _graph_inputs(case: Any) -> str:
+    return "[" + ", ".join(f"x{i}" for i in range(len(case.tensors))) + "]"
+
+
+def _graph_call(case: Any) -> tuple[list[str], str, str]:
+    """(lines building the model and inputs, the run expression, helpers source)."""
+    lines, helpers = _graph_weights(case)
+    lines.append(f"  const model = dlfuzzGraph.buildGraph(tf, GRAPH, W, {{ probe: "
+                 f"{'true' if case.probe else 'false'} }});")
+    return lines, f"model({_graph_inputs(case)})", helpers
 
 
 def _body(backend: Any, case: Any, expectation: Any, setup: list[str], expr: str
@@ -232,6 +282,22 @@ def _body(backend: Any, case: Any, expectation: Any, setup: list[str], expr: str
                   "    }",
                   "  }",
                   f"  return [0, 'OK: ' + {target} + ': 10 runs gave the same outputs'];"]
+    elif expectation.kind == "gradient-shape":
+        shapes = [list(shape) for _, shape in case.gradient_shapes()]
+        labels = [label for label, _ in case.gradient_shapes()]
+        lines += [f"  const WANT = {js_literal(shapes)};  // the inputs' (and weights') shapes",
+                  f"  const LABELS = {json.dumps(labels)};",
+                  f"  const got = await flatOutputs(tf, {expr}, []);",
+                  "  for (let i = 0; i < WANT.length; i++) {",
+                  "    const shape = JSON.stringify(Array.from(got[i].shape));",
+                  "    console.log('gradient for ' + LABELS[i] + ': shape ' + shape + ', input "
+                  "shape ' + JSON.stringify(WANT[i]));",
+                  "    if (shape !== JSON.stringify(WANT[i])) {",
+                  f"      return [1, 'BUG present: ' + {target} + ' for ' + LABELS[i] + ' has "
+                  "shape ' + shape + ', not ' + JSON.stringify(WANT[i])];",
+                  "    }",
+                  "  }",
+                  f"  return [0, 'OK: ' + {target} + \" has its inputs' shapes\"];"]
     elif expectation.kind == "runs":
         lines += [f"  try {{ await flatOutputs(tf, {expr}, []); }} catch (err) {{",
                   f"    return [1, 'BUG present: ' + {target} + ' raised ' + err];",
@@ -272,9 +338,14 @@ def tolerance_text(dtype: str) -> str:
 
 def _target_name(backend: Any, case: Any) -> str:
     """What the verdict names: the called function (API cases) or "the model"."""
-    if getattr(case, "kind", "api") == "graph":
+    kind = getattr(case, "kind", "api")
+    if kind == "graph":
         return "the model"
+    if kind == "train":
+        return "the gradient of the model's training step"
     call = case.call_for(backend.library)
+    if kind == "grad":
+        return f"the gradient of {call.target}" if call is not None else "the gradient"
     return call.target if call is not None else "the call"
 
 
@@ -285,6 +356,8 @@ def _allowance(expected: np.ndarray, allowed: Any) -> list[float]:
 
 
 def _parts(backend: Any, case: Any) -> tuple[list[str], str, str]:
+    if getattr(case, "kind", "api") in ("grad", "train"):
+        return _gradient_call(backend, case)
     if getattr(case, "kind", "api") == "graph":
         return _graph_call(case)
     setup, expr = _api_call(backend, case)

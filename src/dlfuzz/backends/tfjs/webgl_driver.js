@@ -33,10 +33,12 @@ const ARGS = [...GPU_ARGS, '--no-sandbox', '--disable-background-networking',
 const FILES = {
   '/tf.min.js': path.join(tfjsDir, 'node_modules', '@tensorflow', 'tfjs', 'dist', 'tf.min.js'),
   '/core.js': path.join(__dirname, 'core.js'),
+  '/grad.js': path.join(__dirname, 'grad.js'),
 };
 if (graphJs) FILES['/graph.js'] = graphJs;
 const PAGE = '<!doctype html><meta charset="utf-8"><title>dlfuzz tfjs-webgl</title>' +
-  '<script src="/tf.min.js"></script><script src="/core.js"></script>' +
+  '<script src="/tf.min.js"></script><script src="/grad.js"></script>' +
+  '<script src="/core.js"></script>' +
   (graphJs ? '<script src="/graph.js"></script>' : '');
 
 const send = sender(fdOut);
@@ -72,9 +74,14 @@ async function pageRun(arg) {
     mod.exports(tf);
     return { ok: true, outputs: [] };
   }
+  const buildGraph = globalThis.buildGraph ||
+    (globalThis.dlfuzzGraph && globalThis.dlfuzzGraph.buildGraph);
   if (header.op === 'graph') {
-    result = await dlfuzzCore.runGraph(tf, globalThis.buildGraph ||
-      (globalThis.dlfuzzGraph && globalThis.dlfuzzGraph.buildGraph), header, bytes);
+    result = await dlfuzzCore.runGraph(tf, buildGraph, header, bytes);
+  } else if (header.op === 'train') {
+    result = await dlfuzzCore.runTrain(tf, buildGraph, header, bytes);
+  } else if (header.op === 'grad') {
+    result = await dlfuzzCore.runGrad(tf, header, bytes);
   } else {
     result = await dlfuzzCore.runCall(tf, header, bytes);
   }

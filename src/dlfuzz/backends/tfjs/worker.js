@@ -50,6 +50,11 @@ async function handle(header, body) {
     if (buildGraph === null) buildGraph = require(graphJs).buildGraph;
     return checkBackend() || core.runGraph(tf, buildGraph, header, body);
   }
+  if (header.op === 'grad') return checkBackend() || core.runGrad(tf, header, body);
+  if (header.op === 'train') {
+    if (buildGraph === null) buildGraph = require(graphJs).buildGraph;
+    return checkBackend() || core.runTrain(tf, buildGraph, header, body);
+  }
   if (header.op === 'patch') {
     require(header.path)(tf);
     return { ok: true, outputs: [] };

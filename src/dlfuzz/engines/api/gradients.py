@@ -1,7 +1,8 @@
 """Which API cases get their backward pass checked, and when (``--no-gradients`` off).
 
 Differentiability shows only after the forward pass: a case qualifies once it ran on
-some autodiff library with a floating output, on finite, non-empty floating inputs
+some autodiff library that checks itself with a floating output (not TF.js alone, see
+``cases.grad.checks_itself``), on finite, non-empty floating inputs
 (float16 and bfloat16 ones are differentiated in float32) of a deterministic API, as
 a valid input or an edge input whose floating inputs stay ordinary (``EDGES``; not a
 violate-mode one), without a finding of its own, and small enough for finite
@@ -36,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from dlfuzz.cases import FLOAT_DTYPES, INT_DTYPES, ApiCase, Finding, GradCase, Outcome, Tensor
-from dlfuzz.cases.grad import GRAD_DTYPES, differentiable_dtypes, has_autodiff, structured
+from dlfuzz.cases.grad import GRAD_DTYPES, checks_itself, differentiable_dtypes, structured
 from dlfuzz.engines.api.libspecs import compare_modes
 from dlfuzz.libraries import of_backend
 
@@ -161,5 +162,5 @@ def _ordinary(expect: str) -> bool:
 
 def _differentiable_outcome(backend: str, outcome: Outcome) -> bool:
     record = of_backend(backend)
-    return (record is not None and has_autodiff(record.name) and outcome.ok
+    return (record is not None and checks_itself(record.name) and outcome.ok
             and any(t.dtype in FLOAT_DTYPES for t in outcome.outputs))

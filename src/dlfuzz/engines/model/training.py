@@ -2,7 +2,8 @@
 
 A model qualifies once its forward pass ran: a float32/float64 graph with something to
 train and no recurrent layer (``cases.train.trainable``), finite inputs and weights, a
-finite floating output on some autodiff library, and no finding of its own (a model whose
+finite floating output on some autodiff library that checks itself (not TF.js alone:
+without a float64 self-check the oracle cannot tell a smooth point), and no finding of its own (a model whose
 forward pass is already wrong would only repeat that finding in its gradients). The first
 qualifying input set of a model is the one stepped, for ``SHARE`` of the models, chosen
 by hashing the case id: turning gradients on or off leaves the models a method proposes
@@ -17,7 +18,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from dlfuzz.cases import Finding, GraphCase, Outcome, TrainCase
-from dlfuzz.cases.grad import has_autodiff
+from dlfuzz.cases.grad import checks_itself
 from dlfuzz.cases.train import trainable
 from dlfuzz.libraries import of_backend
 
@@ -76,9 +77,10 @@ class TrainQueue:
 
 
 def _finite_run(backend: str, outcome: Outcome) -> bool:
-    """A run on an autodiff library whose outputs are all finite floating point."""
+    """A run on an autodiff library that checks itself (the oracle judges no step without
+    one) whose outputs are all finite floating point."""
     record = of_backend(backend)
-    if record is None or not has_autodiff(record.name) or not outcome.ok or not outcome.outputs:
+    if record is None or not checks_itself(record.name) or not outcome.ok or not outcome.outputs:
         return False
     arrays = [t.to_numpy() for t in outcome.outputs]
     return all(a.dtype.kind == "f" and np.all(np.isfinite(a)) for a in arrays)
