@@ -76,6 +76,9 @@ class CaseKind:
     """The hooks of one case kind. Subclass it, set ``name``, override what differs."""
 
     name: str = ""
+    # What a values check's outputs are, as an issue title names them: "" for the
+    # call's own results, "gradient" for a backward pass's.
+    outputs_are: str = ""
 
     # ---- bug folders -------------------------------------------------------------------
 

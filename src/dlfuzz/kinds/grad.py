@@ -38,6 +38,7 @@ _API = ApiKind()
 
 class GradKind(CaseKind):
     name = "grad"
+    outputs_are = "gradient"
 
     def output_modes(self, case: GradCase) -> dict[int, str]:
         """The self-check vector (the last output) is each backend's own: not compared."""

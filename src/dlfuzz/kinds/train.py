@@ -30,6 +30,7 @@ _GRAPH = GraphKind()
 
 class TrainKind(CaseKind):
     name = "train"
+    outputs_are = "gradient"
 
     def output_modes(self, case: TrainCase) -> dict[int, str]:
         """The self-check vector (the last output) is each backend's own: not compared."""

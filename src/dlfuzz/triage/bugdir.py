@@ -68,7 +68,8 @@ def issue_text(folder: BugFolder, staging: Path, repros: dict[str, str]) -> str:
         expectation=folder.expectation, outcomes=folder.outcomes,
         case_text=kind_of(folder.case).issue_case(folder.case, library),
         repro=repro, repro_name=repro_name, places=folder.places,
-        inputs=tuple(t.to_numpy() for t in getattr(folder.case, "tensors", ())[:4])))
+        inputs=tuple(t.to_numpy() for t in getattr(folder.case, "tensors", ())[:4]),
+        outputs_are=kind_of(folder.case).outputs_are))
 
 
 def write_bug_folder(root: Path, folder: BugFolder) -> tuple[Path, dict[str, str]]:

@@ -44,6 +44,7 @@ class IssueFacts:
     repro_name: str = ""
     places: Sequence[Mapping[str, Any]] = field(default_factory=tuple)
     inputs: tuple[np.ndarray, ...] = ()  # the first few inputs, previewed
+    outputs_are: str = ""  # the case kind's ``outputs_are``: "gradient" or ""
 
 
 @cache
@@ -179,6 +180,9 @@ def headline(facts: IssueFacts) -> str:
     306.5``), falling back to the kind's title."""
     call = facts.title.split(": ", 1)[-1]
     who = f"[{facts.library}] {call}"
+    # "returns X" of a call; "gradient is X" of a backward pass
+    returns = "returns" if not facts.outputs_are else f"{facts.outputs_are} is"
+    has = "returns" if not facts.outputs_are else f"{facts.outputs_are} has"
     guilty = facts.outcomes.get(facts.guilty_backend)
     exp = facts.expectation
     if exp.kind == "values" and guilty is not None and guilty.ok and exp.expected:
@@ -187,11 +191,11 @@ def headline(facts: IssueFacts) -> str:
         if actual is not None and actual.shape == expected.shape and expected.size:
             at, _, bad = _worst(actual, expected)
             if bad:
-                return (f"{who} returns {_fmt(actual.reshape(-1)[at])} where "
+                return (f"{who} {returns} {_fmt(actual.reshape(-1)[at])} where "
                         f"{baseline(exp)[0]} gives {_fmt(expected.reshape(-1)[at])} "
                         f"({actual.dtype.name})")
         elif actual is not None and actual.shape != expected.shape:
-            return f"{who} returns shape {list(actual.shape)}, expected {list(expected.shape)}"
+            return f"{who} {has} shape {list(actual.shape)}, expected {list(expected.shape)}"
     if guilty is not None and guilty.status in ("crash", "oom"):
         return f"{who} crashes" + (f" ({guilty.exc_type})" if guilty.exc_type else "")
     if guilty is not None and guilty.status == "timeout":

@@ -51,7 +51,12 @@ def patches_of(preload: Sequence[str]) -> list[str]:
     import importlib
 
     for module in preload:
-        importlib.import_module(module)
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:
+            raise UsageError(f"the campaign's --preload module {module!r} cannot be imported "
+                             f"here ({exc}); put its folder on PYTHONPATH, or run without "
+                             "it (--no-preload)") from exc
     return [p for p in _PATCHES if _OWNERS.get(p) in set(preload)]
 
 
