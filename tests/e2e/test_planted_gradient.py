@@ -7,7 +7,12 @@ from the cases that ran) must find it, blame torch, confirm, reduce and reproduc
 reproducer compares torch's reverse mode with central finite differences of its own
 forward pass and exits 1 with the plant, 0 without. ``--no-gradients`` runs none.
 
-The same plant under an unaided **model** campaign (LEMON mutants of LeNet-5 on torch,
+A planted wrong tanh backward in TF.js (``planted_tfjs_tanh_backward``) under an
+unaided API campaign on tfjs-cpu and TensorFlow (TF.js calls' counterparts) is found,
+blamed on tfjs-cpu against TensorFlow's finite-difference-checked float64 gradient,
+reduced, and reproduced by the node script.
+
+The same torch plant under an unaided **model** campaign (LEMON mutants of LeNet-5 on torch,
 one input set per model, so a 4-minute budget steps several hundred models; LEMON's
 mutations insert Tanh layers among others): the training steps the engine picks must
 find it, localize it to the Tanh layer (the finding is filed under ``Tanh``, not the
@@ -78,6 +83,49 @@ def test_an_unaided_campaign_finds_reduces_and_reproduces_a_wrong_backward(campa
     assert "finite differences" in planted
     assert _counter(campaign, "gradient_cases_run") > 100
     assert _counter(campaign, "gradient_judged") > 50
+
+
+TFJS_PLANT = "planted_tfjs_tanh_backward"
+
+
+@pytest.fixture(scope="module")
+def tfjs_campaign(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("tfjs-gradient") / "c"
+    proc = dlfuzz_cli("run", "--engine", "api", "--backends", "tfjs-cpu,tf", "--seed", "1",
+                      "--preload", f"tfjs-cpu={TFJS_PLANT}", "--budget", "300s", "--out",
+                      str(out), "--quiet", timeout=1200)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return out
+
+
+def test_an_unaided_tfjs_campaign_finds_a_wrong_backward_by_tensorflow_s(tfjs_campaign
+                                                                         ) -> None:
+    """TF.js has no float64 pass to check itself: its planted wrong tanh backward is
+    blamed against TensorFlow's float64 gradient (the only counterpart library), which
+    TensorFlow's finite differences back at that point; the node reproducer exits 1
+    with the plant and 0 without. (TF.js and TensorFlow together fuzz 450 APIs; the
+    gradient queue serves the APIs that had fewest backward passes first.)"""
+    bugs = _findings(tfjs_campaign)
+    mine = [b for b in bugs if b["symptom"] == "gradient" and b["guilty_backend"] == "tfjs-cpu"]
+    assert [b["api"] for b in mine] == ["tf.tanh"], [(b["api"], b["symptom"],
+                                                      b["guilty_backend"]) for b in bugs]
+    bug = mine[0]
+    assert bug["confirmed"] and bug["reduced"] and bug["severity"] == "wrong-result", bug
+    meta = json.loads((Path(bug["dir"]) / "meta.json").read_text())
+    assert meta["details"]["checked_reference"] == "tf"
+    issue = (Path(bug["dir"]) / "issue.md").read_text()
+    assert "gradient of tf.tanh is" in issue.splitlines()[0], issue.splitlines()[0]
+    script = Path(bug["dir"]) / bug["repro"]["tfjs-cpu"]
+    from dlfuzz.backends.tfjs.backend import TfjsCpuBackend
+
+    fixed = subprocess.run(TfjsCpuBackend().repro_command(script), capture_output=True,
+                           text=True, timeout=300)
+    assert fixed.returncode == 0 and "OK" in fixed.stdout.splitlines()[-1], fixed.stdout
+    planted = dlfuzz_cli("reproduce", str(tfjs_campaign), bug["id"], timeout=600)
+    assert planted.returncode == 1, planted.stdout + planted.stderr  # 1: reproduced
+    assert "repro_tfjs_cpu.js (expected guilty): exit 1 -> bug present" in planted.stdout, \
+        planted.stdout
+    assert _counter(tfjs_campaign, "gradient_checked_reference") >= 1
 
 
 def test_no_gradients_runs_no_backward_pass(tmp_path) -> None:

@@ -277,8 +277,8 @@ class GradientOracle(Oracle):
                 checked: Mapping[int, str]) -> None:
         """The gradients of the backends judged like outputs of an API call.
 
-        Where the reference libraries reach no consensus because only one of them has
-        the call (TF.js calls have counterparts in TensorFlow alone), that library's
+        Where the reference libraries reach no consensus because fewer than two of them
+        have the call (TF.js calls have counterparts in TensorFlow alone), a library's
         float64 gradient is the reference if its finite differences backed it at this
         very point (``checked``): the other libraries are judged against it."""
         canon = {i: (items[i][0], canonical_outcomes(*items[i])) for i in judged}
@@ -288,7 +288,7 @@ class GradientOracle(Oracle):
         ctx.stats["gradient_suspicious"] += len(suspects)
         refs = ctx.judge.references([canon[i] for i in suspects])
         alone = [k for k, (i, ref) in enumerate(zip(suspects, refs, strict=True))
-                 if ref is None and checked.get(i)]
+                 if ref is None and checked.get(i) and _lone_reference(canon[i][0], ctx)]
         own = ctx.judge.own_references([(canon[suspects[k]][0], checked[suspects[k]])
                                         for k in alone]) if alone else []
         by: dict[int, str] = {}
@@ -326,6 +326,15 @@ class GradientOracle(Oracle):
                     ratio=float(min(v.ratio, 1e300)),
                     **({"checked_reference": by[i]} if i in by else {})))
                 ctx.stats["gradient_off_reference"] += 1
+
+
+def _lone_reference(case: Any, ctx: OracleContext) -> bool:
+    """Whether fewer than two reference libraries have the call: no consensus could be
+    formed. (Two that disagree say the semantics differ: no one is blamed then.)"""
+    judge = ctx.judge
+    libraries = {judge.library_of[b] for b in judge.reference_backends
+                 if case.call_for(judge.library_of[b]) is not None}
+    return len(libraries) < 2
 
 
 def _wrong_alone(found: Finding, judged: Sequence[Finding], outcomes: Mapping[str, Outcome],

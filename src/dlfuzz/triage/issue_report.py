@@ -180,9 +180,10 @@ def headline(facts: IssueFacts) -> str:
     306.5``), falling back to the kind's title."""
     call = facts.title.split(": ", 1)[-1]
     who = f"[{facts.library}] {call}"
-    # "returns X" of a call; "gradient is X" of a backward pass
-    returns = "returns" if not facts.outputs_are else f"{facts.outputs_are} is"
-    has = "returns" if not facts.outputs_are else f"{facts.outputs_are} has"
+    returns, has = "returns", "returns"
+    if facts.outputs_are:  # "[TF.js] gradient of tf.tanh is X where ..."
+        who = f"[{facts.library}] {facts.outputs_are} of {call}"
+        returns, has = "is", "has"
     guilty = facts.outcomes.get(facts.guilty_backend)
     exp = facts.expectation
     if exp.kind == "values" and guilty is not None and guilty.ok and exp.expected:
