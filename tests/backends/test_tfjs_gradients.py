@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -194,6 +195,22 @@ def test_a_planted_wrong_backward_is_blamed_on_tfjs_cpu_alone(pool: Pool) -> Non
     ctx = _ctx(pool)
     assert GradientOracle().check_many([(case, only_tfjs)], ctx)[0] == []
     assert ctx.stats["gradient_no_self_check"] == 1
+
+
+def test_a_planted_wrong_backward_in_a_training_step_is_localized_to_its_layer(
+        pool: Pool) -> None:
+    """Dense -> Tanh -> Dense -> Sigmoid -> Dense on tfjs-cpu (planted), PyTorch and
+    TensorFlow: the step's finding is blamed on tfjs-cpu and filed under Tanh, the first
+    layer from the output back whose own backward is wrong there."""
+    base = _model()
+    case = TrainCase(replace(base, libraries=("torch", "tf", "tfjs")), 21)
+    outcomes = pool.run([case], only=["tfjs-cpu", "torch", "tf"])[0]
+    ctx = _ctx(pool)
+    found = GradientOracle().check_many([(case, outcomes)], ctx)[0]
+    assert [(f.guilty_backend, f.api) for f in found] == [("tfjs-cpu", "Tanh")], \
+        [(f.guilty_backend, f.api, f.message) for f in found]
+    assert found[0].detail("localized_by") == "backward walk"
+    assert ctx.stats["gradient_localized"] == 1
 
 
 def _run(backend: object, script: Path, planted: bool) -> subprocess.CompletedProcess[str]:

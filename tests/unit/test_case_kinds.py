@@ -210,7 +210,8 @@ def test_bug_folder_and_report_section_per_kind(name: str, tmp_path: Path) -> No
     # Every kind writes its issue-ready report through its ``issue_case`` hook.
     issue = (path / "issue.md").read_text()
     call = folder.title.split(": ", 1)[1]
-    assert issue.startswith(f"# [PyTorch] {call} crashes\n"), issue
+    what = f"{kind.outputs_are} of {call}" if kind.outputs_are else call  # "gradient of"
+    assert issue.startswith(f"# [PyTorch] {what} crashes\n"), issue
     assert "## Expected vs actual" in issue
     assert kind.issue_case(case, "torch") in issue
     assert {"graph": "Model of 2 layers (Dense, ReLU)", "program": "A torch program",
