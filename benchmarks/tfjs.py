@@ -106,16 +106,20 @@ def main() -> None:
     groups = api_cases(args.cases, rng)
     groups["lenet5 model"] = model_cases(max(args.cases // 4, 10), rng)
     groups.update(backward_cases(groups))
-    results: dict[str, dict[str, float]] = {}
+    results: dict[str, dict[str, Any]] = {}
     for backend in args.backends.split(","):
         with Pool([WorkerConfig(backend, case_timeout_s=60)]) as pool:
             start = time.perf_counter()
             versions = pool.start()
             startup = time.perf_counter() - start
             assert not pool.unavailable, pool.unavailable
-            row = {"startup_s": round(startup, 2)}
+            row: dict[str, Any] = {"startup_s": round(startup, 2)}
             for label, cases in groups.items():
-                pool.run(cases[:5])  # warm-up: kernels, shaders, the model build
+                warm = pool.run(cases[:5])  # warm-up: kernels, shaders, the model build
+                failed = [o[backend] for o in warm if not o[backend].ok]
+                if len(failed) == len(warm):  # the backend lacks a kernel: say which
+                    row[label] = f"fails: {failed[0].message[:80]}"
+                    continue
                 start = time.perf_counter()
                 outs = pool.run(cases)
                 spent = time.perf_counter() - start
@@ -123,7 +127,8 @@ def main() -> None:
                 assert bad == 0, (backend, label, [o[backend] for o in outs if not o[backend].ok][:1])
                 row[label] = round(len(cases) / spent, 1)
         for label, forward in BACKWARD:
-            row[f"{label}: x forward time"] = round(row[forward] / row[label], 1)
+            if isinstance(row[label], float):
+                row[f"{label}: x forward time"] = round(row[forward] / row[label], 1)
         if backend != "tfjs-webgl":
             raw = raw_add_s(backend.split("-")[1], 2000)
             row["raw add 64 (Node, no dlfuzz) per s"] = round(1 / raw, 1)

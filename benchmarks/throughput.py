@@ -45,6 +45,8 @@ API_SETS = {
     "api numpy+torch+jax": ["numpy", "torch", "jax"],
     "api torch+torch-compile+jax+jax-jit+tf+tf-xla":
         ["torch", "torch-compile", "jax", "jax-jit", "tf", "tf-xla"],
+    # TF.js calls' counterparts are TensorFlow's: a TF.js campaign runs both
+    "api tfjs-cpu+tf": ["tfjs-cpu", "tf"],
 }
 
 

@@ -3,8 +3,9 @@
 * The cotangents TF.js draws in JavaScript are ``cases.grad.grid_draw``'s, bit for bit.
 * tfjs-cpu, tfjs-wasm and tfjs-webgl compute the gradient of API calls and a model's
   training step (gradients, loss, stepped weights) as TensorFlow and PyTorch do; an input
-  the outputs do not depend on gets a zero gradient; a call tfjs has no gradient for is a
-  deliberate rejection; the self-check is NaN (float32 only: no float64 pass).
+  the outputs do not depend on gets a zero gradient; a call tfjs has no gradient for (or
+  wasm no backward kernel for) is a deliberate rejection; the self-check is NaN (float32
+  only: no float64 pass).
 * With a planted wrong tanh backward in tfjs-cpu (forward right), the gradient oracle
   blames tfjs-cpu alone, by the float64 reference of the other libraries, or, where
   TensorFlow alone has the call, by TensorFlow's float64 gradient backed by its finite
@@ -122,6 +123,12 @@ def test_a_call_without_a_gradient_is_a_deliberate_rejection(pool: Pool) -> None
         assert o.status == "exception" and o.stage == "backward", (backend, o.message)
         assert "gradient function not found for TopK" in o.message
         assert is_deliberate_rejection(o)
+    # tfjs-wasm registers no kernel for a conv2d's filter gradient: a documented gap
+    conv = _grad({"tfjs": Call("tf.conv2d", (Ref(0), Ref(1), 1, "same"))},
+                 _x((1, 5, 5, 2)), _x((3, 3, 2, 4), 1))
+    o = pool.run([conv], only=["tfjs-wasm"])[0]["tfjs-wasm"]
+    assert o.status == "exception" and o.stage == "backward", o.message
+    assert "not registered for backend 'wasm'" in o.message and is_deliberate_rejection(o)
 
 
 def _model() -> GraphCase:

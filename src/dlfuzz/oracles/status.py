@@ -30,7 +30,7 @@ _REJECTION = re.compile(
     r"must |must$|should |invalid|cannot|can't|could not|out of (range|bounds)|mismatch|"
     r"incompatible|requires?|not allowed|is not|are not|too (large|small|many)|"
     r"dimension|shape|axis|dtype|type promotion|casting|broadcast|non-finite|"
-    r"singular|failed to converge", re.I)
+    r"singular|failed to converge|not registered for backend", re.I)
 _UNSUPPORTED = re.compile(
     r"unsupported op|not supported|unsupported operation|not implemented|"
     r"notimplementederror|no registered .* kernel|unimplementederror", re.I)
@@ -49,7 +49,9 @@ _REJECTION_TYPES = {"TypeError", "ValueError", "NotImplementedError", "IndexErro
 
 
 def is_deliberate_rejection(outcome: Outcome) -> bool:
-    """True when the exception looks like the library validating its input on purpose."""
+    """True when the exception looks like the library validating its input on purpose,
+    or saying it does not implement the operation (TF.js' wasm backend registers no
+    Conv2DBackpropFilter kernel: "Kernel '...' not registered for backend 'wasm'")."""
     text = f"{outcome.exc_type}: {outcome.message}"
     if _FAILURE.search(text):
         return False
