@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import replace
 import subprocess
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
