@@ -165,19 +165,25 @@
     }
   }
 
+  // An API case's inputs and its call, ready to make: {inputs, call}, or {failed} with
+  // the 'prepare' error to reply.
+  function prepareCall(tf, header, bytes) {
+    try {
+      const inputs = makeTensors(tf, header.tensors, bytes);
+      const [owner, fn] = resolve(tf, header.call.target);
+      const args = header.call.args.map((a) => decode(a, inputs));
+      if (header.call.kwargs) args.push(decode({ $obj: header.call.kwargs }, inputs));
+      return { inputs, call: () => fn.apply(owner, args) };
+    } catch (err) {
+      return { failed: { ok: false, error: describeError(err, 'prepare') } };
+    }
+  }
+
   // One API case: {call, tensors (specs)} + the concatenated input bytes.
   async function runCall(tf, header, bytes) {
     return scoped(tf, async () => {
-      let inputs, owner, fn, args;
-      try {
-        inputs = makeTensors(tf, header.tensors, bytes);
-        [owner, fn] = resolve(tf, header.call.target);
-        args = header.call.args.map((a) => decode(a, inputs));
-        if (header.call.kwargs) args.push(decode({ $obj: header.call.kwargs }, inputs));
-      } catch (err) {
-        return { ok: false, error: describeError(err, 'prepare') };
-      }
-      return callAndFetch(tf, () => fn.apply(owner, args));
+      const prepared = prepareCall(tf, header, bytes);
+      return prepared.failed || callAndFetch(tf, prepared.call);
     });
   }
 
@@ -241,18 +247,11 @@
   // J^T c per input of `wrt` (c: grad.js's cotangents of the floating outputs).
   async function runGrad(tf, header, bytes) {
     return scoped(tf, async () => {
-      let inputs, owner, fn, args;
-      try {
-        inputs = makeTensors(tf, header.tensors, bytes);
-        [owner, fn] = resolve(tf, header.call.target);
-        args = header.call.args.map((a) => decode(a, inputs));
-        if (header.call.kwargs) args.push(decode({ $obj: header.call.kwargs }, inputs));
-      } catch (err) {
-        return { ok: false, error: describeError(err, 'prepare') };
-      }
-      const primals = header.wrt.map((i) => inputs[i]);
+      const prepared = prepareCall(tf, header, bytes);
+      if (prepared.failed) return prepared.failed;
+      const primals = header.wrt.map((i) => prepared.inputs[i]);
       return gradientResult(tf, (where) => G.gradients(tf, () => {
-        const loss = G.weightedLoss(tf, fn.apply(owner, args), header.seed, header.still);
+        const loss = G.weightedLoss(tf, prepared.call(), header.seed, header.still);
         where.stage = 'backward';
         return loss;
       }, primals).grads);
