@@ -84,6 +84,14 @@ def test_javascript_draws_the_cotangents_python_draws() -> None:
     out = subprocess.run(["node", "-e", script], capture_output=True, text=True, check=True)
     for key, drawn in zip(keys, json.loads(out.stdout), strict=True):
         assert np.array_equal(grid_draw(*key).ravel(), np.array(drawn, dtype=np.float64)), key
+    # the standalone Python reproducers draw them too, with their own copy of the hash
+    from dlfuzz.kinds.grad import COMMON
+
+    for seed, salt, index, shape in keys:
+        space = {"np": np, "SEED": seed}
+        exec(COMMON, space)  # noqa: S102 - the reproducers' helper source
+        assert np.array_equal(space["_grid"](salt, index, shape),
+                              grid_draw(seed, salt, index, shape)), (seed, shape)
     # every value of the grid is drawn, about equally often
     _, counts = np.unique(grid_draw(1, 1, 0, (12000,)), return_counts=True)
     assert len(counts) == 12 and counts.min() > 850, counts

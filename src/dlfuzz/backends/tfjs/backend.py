@@ -187,10 +187,7 @@ class TfjsBackend(Backend):
                 f"case {case.api} has no call for library {self.library}")
         try:
             specs, blobs = tensor_specs([t.to_numpy() for t in case.tensors])
-            kwargs = {k: encode_value(v) for k, v in call.kwargs} if call.kwargs else None
-            header = {"op": "run", "tensors": specs,
-                      "call": {"target": call.target, "args": encode_value(list(call.args)),
-                               "kwargs": kwargs}}
+            header = {"op": "run", "tensors": specs, "call": _call_header(call)}
         except Exception as exc:
             raise StageError("prepare") from exc
         return self._request(header, blobs, "call")
@@ -239,11 +236,9 @@ class TfjsBackend(Backend):
             raise StageError("prepare") from ValueError("no floating input to differentiate")
         try:
             specs, blobs = tensor_specs([t.to_numpy() for t in case.tensors])
-            kwargs = {k: encode_value(v) for k, v in call.kwargs} if call.kwargs else None
             header = {"op": "grad", "tensors": specs, "wrt": list(case.wrt),
                       "still": list(case.still), "seed": case.seed & 0xFFFFFFFF,
-                      "call": {"target": call.target, "args": encode_value(list(call.args)),
-                               "kwargs": kwargs}}
+                      "call": _call_header(call)}
         except Exception as exc:
             raise StageError("prepare") from exc
         return (*self._request(header, blobs, "call"), no_self_check())
@@ -308,6 +303,12 @@ class TfjsBackend(Backend):
         base = Path(chosen) if chosen else (Path(found.group(1)) if found
                                             else install.tfjs_dir())
         return base / "node_modules" / "@tensorflow" / "tfjs"
+
+
+def _call_header(call: Any) -> dict[str, Any]:
+    """An API call as ``core.js`` decodes it: target, wire-encoded args and kwargs."""
+    kwargs = {k: encode_value(v) for k, v in call.kwargs} if call.kwargs else None
+    return {"target": call.target, "args": encode_value(list(call.args)), "kwargs": kwargs}
 
 
 def no_self_check() -> np.ndarray:

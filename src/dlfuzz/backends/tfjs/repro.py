@@ -165,14 +165,14 @@ def _b64(array: np.ndarray) -> str:
     return base64.b64encode(np.ascontiguousarray(array).tobytes()).decode()
 
 
-_GRAPH_HELPERS = r"""
-// graph.js, dlfuzz's interpreter of its model IR on tfjs ops (as the worker ran it).
-const dlfuzzGraph = (function () {
-  const module = { exports: {} };
-%s
-  return module.exports;
-})();
+def _inlined(name: str, path: Any, what: str) -> str:
+    """A UMD file of this folder inlined as the constant ``name`` (its module.exports)."""
+    body = "\n".join("  " + line if line else "" for line in path.read_text().splitlines())
+    return (f"\n// {path.name}, {what} (as the worker ran it).\nconst {name} = (function () {{\n"
+            f"  const module = {{ exports: {{}} }};\n{body}\n  return module.exports;\n}})();\n")
 
+
+_GRAPH_HELPERS = r"""
 function fromBase64(b64, dtype) {
   const u8 = typeof Buffer !== 'undefined' ? new Uint8Array(Buffer.from(b64, 'base64'))
     : Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
@@ -182,19 +182,8 @@ function fromBase64(b64, dtype) {
 """
 
 
-_GRAD_HELPERS = r"""
-// grad.js, dlfuzz's cotangents and gradients on tfjs (as the worker computed them).
-const dlfuzzGrad = (function () {
-  const module = { exports: {} };
-%s
-  return module.exports;
-})();
-"""
-
-
 def _grad_helpers() -> str:
-    indented = "\n".join("  " + line if line else "" for line in GRAD_JS.read_text().splitlines())
-    return _GRAD_HELPERS.replace("%s", indented, 1)
+    return _inlined("dlfuzzGrad", GRAD_JS, "dlfuzz's cotangents and gradients on tfjs")
 
 
 def _gradient_call(backend: Any, case: Any) -> tuple[list[str], str, str]:
@@ -225,15 +214,14 @@ def _gradient_call(backend: Any, case: Any) -> tuple[list[str], str, str]:
 
 def _graph_weights(case: Any) -> tuple[list[str], str]:
     """(lines defining GRAPH and the weights W, helpers source) of a model case."""
-    graph_js = GRAPH_JS.read_text()
     weights = [[name, t.dtype, list(t.shape), _b64(t.to_numpy())] for name, t in case.weights]
     lines = [f"  const GRAPH = {json.dumps(case.graph.to_dict())};",
              f"  const WEIGHTS = {json.dumps(weights)};",
              "  const W = {};",
              "  for (const [name, dtype, shape, b64] of WEIGHTS) "
              "W[name] = tf.tensor(fromBase64(b64, dtype), shape, dtype);"]
-    indented = "\n".join("  " + line if line else "" for line in graph_js.splitlines())
-    return lines, _GRAPH_HELPERS.replace("%s", indented, 1)
+    return lines, _inlined("dlfuzzGraph", GRAPH_JS, "dlfuzz's interpreter of its model IR "
+                           "on tfjs ops") + _GRAPH_HELPERS
 
 
 def _graph_inputs(case: Any) -> str:

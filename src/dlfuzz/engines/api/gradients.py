@@ -50,8 +50,9 @@ HALF = ("float16", "bfloat16")
 # nearly every case qualifies, a larger share would spend most of the time on backward
 # passes (15 % did: 80 % of a cumsum campaign's time).
 SHARE = 0.02
-# Gradient cases waiting. Past it, one of the API whose gradient cases ran most is
-# dropped; a batch takes those of the APIs whose ran least first, the oldest among equals.
+# Gradient cases waiting. Past it, the oldest case of the API with the most gradient
+# cases proposed is dropped; a batch takes the APIs with the fewest first, the oldest
+# among equals.
 # In a campaign whose APIs queue twice what the share runs (TF.js with TensorFlow: 450
 # APIs), first-in-first-out left tf.tanh without one backward pass in 300 s.
 QUEUE = 256
