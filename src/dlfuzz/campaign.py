@@ -48,7 +48,7 @@ from dlfuzz.settings import CampaignSettings, engine_class
 from dlfuzz.store.db import OUTCOME_COUNTER, Store
 from dlfuzz.triage.confirm import FreshRerun
 from dlfuzz.triage.stored import filled
-from dlfuzz.triage.triager import Triage, TriageSettings
+from dlfuzz.triage.triager import TRIAGE_PHASES, Triage, TriageSettings
 
 # How often the engine's per-API stats are written to the campaign (and at the end).
 STATS_EVERY_S = 10.0
@@ -77,6 +77,8 @@ class Progress:
     state: str = "starting"
     startup_s: float = 0.0  # how long the workers took to start (not charged to the budget)
     interrupted: bool = False  # stopped by Ctrl-C/SIGTERM rather than by the budget
+    triage_s: float = 0.0  # confirming and reducing new bugs (this run and before)
+    reductions_waiting: int = 0  # confirmed bugs whose reduction waits (triage.triager)
     # ``--executor ray``: per node, its worker actors per backend, cases and cases/s.
     nodes: dict[str, dict[str, Any]] = field(default_factory=dict)
 
@@ -233,6 +235,7 @@ class Campaign:
         self._stats_saved = 0.0
         self._totals: Counter[str] = Counter()  # engine and judge totals at the last batch
         self._case_s: float | None = None  # measured seconds per case (run and judged)
+        self._triage_ms: dict[str, int] = {}  # triage's milliseconds by phase, last batch
         self._signals = 0
 
     # ---- the pieces the oracles and triage call back into ------------------------------
@@ -312,9 +315,17 @@ class Campaign:
             self.store, self.check, judge,
             {n: b for n, b in self.backends.items() if n in self.hot}, versions, self.compiled,
             TriageSettings(self.settings.confirm_runs, self.settings.reduce,
-                           self.settings.max_reduce_runs),
+                           self.settings.max_reduce_runs,
+                           triage_share=self.settings.triage_share),
             rebuild=self.engine.rebuild, rerun=fresh, reproduce=fresh.reproduce)
         self.triage.time_left = lambda: self.settings.budget_s - self.progress.elapsed
+        self.triage.elapsed = lambda: self.progress.elapsed
+        # A resumed campaign's triage share counts the time triage took before.
+        counters = self.store.counters()
+        self._triage_ms = {phase: counters.get(f"triage_{phase}_ms", 0)
+                           for phase in TRIAGE_PHASES}
+        for phase, ms in self._triage_ms.items():
+            self.triage.seconds[phase] = ms / 1000.0
         self.store.set_meta(versions=versions, backends_resolved=self.backend_names)
         return versions
 
@@ -334,6 +345,7 @@ class Campaign:
                 self._backfill_root_causes()
                 self._repair_folders()
                 self.triage.unchecked_reproducers()
+                self.triage.restore_waiting()
                 saved = self.store.meta().get("api_stats")
                 if isinstance(saved, dict):
                     self.engine.load_api_stats(saved)
@@ -344,6 +356,9 @@ class Campaign:
                     self.pool.stop.check()
                     self._run_batch(batch)
                     batch += 1
+                    # Waiting reductions, as triage's share of the time allows; what
+                    # they take is charged to the next batch's counters.
+                    self.triage.reduce_waiting()
             except Cancelled:
                 pass  # the batch in flight is cut (see the module docstring)
             self._finish_checks()
@@ -448,6 +463,13 @@ class Campaign:
         p.nodes = {node: {**row, "rate": row["cases"] / run_s}
                    for node, row in self.pool.node_stats().items()}
         self.triage.collect()  # reproducer verdicts that came in meanwhile
+        # Milliseconds triage spent in this batch, by phase (its share of the campaign).
+        spent = {phase: round(self.triage.seconds[phase] * 1000.0) for phase in TRIAGE_PHASES}
+        counters.update({f"triage_{phase}_ms": ms - self._triage_ms.get(phase, 0)
+                         for phase, ms in spent.items() if ms > self._triage_ms.get(phase, 0)})
+        self._triage_ms = spent
+        p.triage_s = self.triage.busy_seconds()
+        p.reductions_waiting = len(self.triage.waiting())
         self.store.finish_batch(idx, len(cases), n_findings, time.time() - t0, counters, health)
         if time.time() - self._stats_saved >= STATS_EVERY_S:
             self._save_api_stats()

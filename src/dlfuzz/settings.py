@@ -45,6 +45,9 @@ class CampaignSettings:
     confirm_runs: int = 2  # re-runs that must all show the bug to confirm it
     reduce: bool = True
     max_reduce_runs: int = 200
+    # A crash or wrong result is reduced when confirmed; a bug of a lower class waits
+    # while triage has taken more than this share of the elapsed time (triage.triager).
+    triage_share: float = 0.3
     max_cases: int = 0  # stop after this many cases as well (0: budget only)
     apis: tuple[str, ...] = ()  # restrict the engine to these API names (empty: all)
     pythons: tuple[tuple[str, str], ...] = ()  # backend -> interpreter path
@@ -271,6 +274,7 @@ RANGES: dict[str, tuple[float, bool, str]] = {
     "restart_every": (0, False, "must be 0 (never restart) or more"),
     "confirm_runs": (1, False, "must be at least 1"),
     "max_reduce_runs": (0, False, "must be 0 or more"),
+    "triage_share": (0, False, "must be a share between 0 and 1, e.g. 0.3"),
     "memory_limit_mb": (0, True, "must be a positive number of MiB"),
     "threads": (1, False, "must be at least 1"),
     "replicas": (0, False, "must be 0 (2 on a machine with 2 or more cores) or a number of "
@@ -315,6 +319,8 @@ def check_common(values: dict[str, Any], source: dict[str, str] | None = None) -
             raise bad(key, "give a number")
         if not math.isfinite(value) or value < low or (strict and value == low):
             raise bad(key, fix)
+    if values["triage_share"] > 1:
+        raise bad("triage_share", RANGES["triage_share"][2])
     backends = values["backends"]
     if not backends:
         raise bad("backends", "give at least one backend, e.g. numpy,torch,jax")

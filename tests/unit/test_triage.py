@@ -412,3 +412,62 @@ def test_demoted_model_findings_are_listed_not_reduced() -> None:
     api = ApiCase("relu", (), ())
     assert not _listed_only(finding("differential", "numeric", api, "torch", "call", "off",
                                     demoted="documented"), api)
+
+
+# ---- reductions that wait for triage's share of the time -------------------------------
+
+def special_cumsum_case() -> ApiCase:
+    """The planted cumsum bug, found on a row holding an inf: special-value as found."""
+    x = RNG.uniform(-2.0, 2.0, (2, 8)).astype(np.float32)
+    x[0, 3] = np.inf
+    return scan_case("cumsum", x)
+
+
+def test_a_lower_class_bug_waits_while_triage_is_over_its_share(harness: Harness,
+                                                                store: Store):
+    case = special_cumsum_case()
+    finding = harness.finding(case)
+    triage = harness.triage(store, reduce=True, max_reduce_runs=60, triage_share=0.3)
+    clock = [0.0]  # the campaign has run 0 s: any triage time is over the share
+    triage.elapsed = lambda: clock[0]
+    bug_id, _ = triage.handle(finding, case)
+    row = store.bug(bug_id)
+    assert row.confirmed and row.severity == "special-value" and row.reduced_blob is None
+    assert triage.waiting() == [bug_id]
+    assert store.meta()["reductions_waiting"] == [bug_id]
+    assert triage.seconds["confirm"] > 0 and triage.seconds["reduce"] == 0
+    assert triage.reduce_waiting() == 0  # still over: nothing runs
+    # Once the campaign has run long enough, the share allows it: reduced, as a bug
+    # reduced at once would have been (to finite inputs, a wrong result).
+    clock[0] = triage.busy_seconds() / 0.3 + 1.0
+    assert triage.reduce_waiting() == 1
+    row = store.bug(bug_id)
+    assert row.reduced_blob is not None and row.severity == "wrong-result"
+    assert triage.waiting() == [] and store.meta()["reductions_waiting"] == []
+    assert triage.seconds["reduce"] > 0
+    meta = json.loads((store.root / row.dir / "meta.json").read_text())
+    assert meta["reduced"] is True
+
+
+def test_a_wrong_result_is_reduced_at_once_whatever_triage_cost(harness: Harness,
+                                                                store: Store):
+    case = scan_case("cumsum", RNG.uniform(-2.0, 2.0, (3, 9)).astype(np.float32))
+    triage = harness.triage(store, reduce=True, max_reduce_runs=60, triage_share=0.3)
+    triage.elapsed = lambda: 0.0
+    bug_id, _ = triage.handle(harness.finding(case), case)
+    row = store.bug(bug_id)
+    assert row.severity == "wrong-result" and row.reduced_blob is not None
+    assert triage.waiting() == []
+
+
+def test_a_resumed_campaign_reduces_what_still_waited(harness: Harness, store: Store):
+    case = special_cumsum_case()
+    triage = harness.triage(store, reduce=True, max_reduce_runs=60)
+    triage.elapsed = lambda: 0.0
+    bug_id, _ = triage.handle(harness.finding(case), case)
+    assert triage.waiting() == [bug_id]
+    # The campaign was killed; the resumed one's triage starts from the store.
+    resumed = harness.triage(store, reduce=True, max_reduce_runs=60)
+    assert resumed.restore_waiting() == 1 and resumed.waiting() == [bug_id]
+    assert resumed.reduce_waiting() == 1  # no campaign clock: within any share
+    assert store.bug(bug_id).reduced_blob is not None

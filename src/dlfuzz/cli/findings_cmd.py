@@ -249,6 +249,7 @@ def show_stats(args: argparse.Namespace, fmt: str) -> int:
     store = Store.open(args.dir)
     try:
         stats = store.meta().get("api_stats") or {}
+        triage = triage_line(store)
     finally:
         store.close()
     rows = sorted(stats.items(), key=lambda kv: (-kv[1].get("tried", 0), kv[0]))
@@ -279,7 +280,20 @@ def show_stats(args: argparse.Namespace, fmt: str) -> int:
     console.print(literal(
         f"{len(rows)} APIs tried, {cases} valid-mode cases, valid rate "
         f"{valid / max(cases, 1):.1%}; shown: {len(shown)} (--top 0 shows all)"))
+    console.print(literal(triage))
     return 0
+
+
+def triage_line(store: Store) -> str:
+    """How much of the campaign's time triage took, by phase (``Triage.seconds``)."""
+    counters = store.counters()
+    seconds = float(store.totals()["seconds"])
+    confirm = counters.get("triage_confirm_ms", 0) / 1000.0
+    reduce = counters.get("triage_reduce_ms", 0) / 1000.0
+    waiting = len(store.meta().get("reductions_waiting") or [])
+    return (f"triage: {confirm + reduce:.0f} s of the campaign's {seconds:.0f} s "
+            f"({(confirm + reduce) / max(seconds, 1e-9):.0%}): confirming {confirm:.0f} s, "
+            f"reducing {reduce:.0f} s; {waiting} reduction(s) still waiting")
 
 
 def _cell(value: Any) -> str:

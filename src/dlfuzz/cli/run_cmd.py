@@ -44,6 +44,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--restart-every", type=int, help="restart workers every N cases")
     p.add_argument("--confirm-runs", type=int)
     p.add_argument("--no-reduce", action="store_true", help="skip reduction of confirmed bugs")
+    p.add_argument("--triage-share", type=float, metavar="SHARE",
+                   help="crashes and wrong results are reduced when confirmed; other bugs "
+                        "wait while triage has taken more than this share of the elapsed "
+                        "time (default 0.3; 1: reduce every bug at once)")
     p.add_argument("--max-cases", type=int, help="stop after this many cases")
     p.add_argument("--apis", help="comma-separated API names to fuzz (default: all)")
     p.add_argument("--method", help="model engine method: lemon (default), dljsfuzzer, or "
@@ -127,6 +131,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         "pythons": parse_pairs(args.python, "--python") or None,
         "preload": parse_pairs(args.preload, "--preload") or None,
         "reduce": False if args.no_reduce else None,
+        "triage_share": args.triage_share,
         "method": args.method, "inputs_per_model": args.inputs_per_model,
         "seed_models": tuple(args.seed_model) if args.seed_model else None,
         "generator": args.generator, "violate_share": args.violate_share,
@@ -334,7 +339,8 @@ class _Status:
                       "from now", file=sys.stderr, flush=True)
             print(f"[dlfuzz] {p.state}: {p.elapsed:.0f}/{p.budget_s:.0f}s, {p.cases} cases "
                   f"({p.rate:.0f}/s), {p.findings} findings, {p.bugs_confirmed} bugs "
-                  f"confirmed, {p.bugs_flaky} flaky", file=sys.stderr, flush=True)
+                  f"confirmed, {p.bugs_flaky} flaky; triage {_triage(p)}", file=sys.stderr,
+                  flush=True)
             for node, row in sorted(p.nodes.items()):
                 print(f"[dlfuzz]   node {node}: {_actors(row['actors'])}; {row['cases']} "
                       f"case runs ({row['rate']:.0f}/s), {row['actor_deaths']} actor deaths",
@@ -350,6 +356,7 @@ def render(p: Progress) -> Group:
                  f"{p.bugs_flaky} flaky")
     head.add_row("suspicious", str(p.stats.get("suspicious", 0)), "rejections",
                  str(p.stats.get("rejections", 0)))
+    head.add_row("triage", _triage(p), "", "")
     table = Table(title="backends")
     for col in ("backend", "version", "cases", "crashes", "timeouts", "restarts", "rss MB"):
         table.add_column(col)
@@ -365,6 +372,13 @@ def render(p: Progress) -> Group:
         nodes.add_row(node, _actors(row["actors"]), str(row["cases"]), f"{row['rate']:.0f}",
                       str(row["actor_deaths"]))
     return Group(head, table, nodes)
+
+
+def _triage(p: Progress) -> str:
+    """Triage's time and share, and the reductions that wait for it."""
+    share = p.triage_s / p.elapsed if p.elapsed > 0 else 0.0
+    waiting = f", {p.reductions_waiting} reduction(s) waiting" if p.reductions_waiting else ""
+    return f"{p.triage_s:.0f} s ({share:.0%}){waiting}"
 
 
 def _actors(per_backend: dict[str, int]) -> str:

@@ -11,7 +11,17 @@ it is labelled ``flaky`` (or ``invalid-program``, or ``slow`` for a "hang" that 
 within a few limits) and never reported as a confirmed bug.
 A confirmed bug is stored at once (so a kill during reduction loses nothing), then
 reduced and its folder rewritten; last, the guilty backend's reproducer must show it,
-or the bug becomes ``unreproduced``. The reproducer is a subprocess that imports its
+or the bug becomes ``unreproduced``.
+
+Reduction is the dear part of triage (every candidate a compilation in JAX or TF, up to
+``REDUCE_SECONDS``), and in a broad campaign most new root causes are special-value or
+inconsistency findings: reducing each as it came took over half of a 600 s API campaign,
+time the search then lacked. So a crash or a wrong result (``reduce_at_once``) is
+reduced when confirmed; a bug of a lower class is reduced then only while triage has
+taken at most ``triage_share`` of the campaign's time, else it waits
+(``reduce_waiting``, after each batch, most severe first, as the share allows). Its
+reproducer is checked as found meanwhile, and again once reduced; what still waits when
+the budget ends is reduced first by ``--resume``. The reproducer is a subprocess that imports its
 library (5-13 s under a campaign's load): it runs in a background thread while fuzzing
 goes on, and its verdict is applied at the next ``collect`` (the campaign calls it after
 each batch, and waits for every check at the end). A finding of the same root cause that
@@ -27,8 +37,10 @@ title, which backends get a reproducer) is asked of the case's kind (``kind_of``
 from __future__ import annotations
 
 import hashlib
+import math
 import threading
 import time
+from collections import defaultdict
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -60,6 +72,11 @@ class TriageSettings:
     confirm_runs: int = 2
     reduce: bool = True
     max_reduce_runs: int = 200
+    # Severities reduced as soon as they are confirmed, whatever triage has cost so far.
+    reduce_at_once: tuple[str, ...] = ("crash", "wrong-result")
+    # Other bugs are reduced while triage (confirmation and reduction) has taken at most
+    # this share of the campaign's elapsed time; else they wait (module docstring).
+    triage_share: float = 0.3
 
 
 # Every reduction run of a hang costs a full timeout, and of a crash a worker restart
@@ -72,10 +89,26 @@ REDUCE_SECONDS = 30.0
 
 
 _RANK = {s: i for i, s in enumerate(SEVERITIES)}
+# What triage's time is counted by (``Triage.seconds``; the campaign's counters
+# ``triage_<phase>_ms``).
+TRIAGE_PHASES = ("confirm", "reduce")
 
 
 def bug_id_for(signature: str) -> str:
     return "b" + hashlib.blake2b(signature.encode(), digest_size=5).hexdigest()
+
+
+@dataclass
+class _Waiting:
+    """A confirmed bug whose reduction waits for triage's share of the time."""
+
+    bug_id: str
+    finding: Finding
+    case: ApiCase
+    needed: list[str]
+    details: dict[str, Any]
+    found: dict[str, Outcome]  # its confirmation outcomes
+    severity: str
 
 
 class Triage:
@@ -103,6 +136,12 @@ class Triage:
         # Seconds of campaign budget left; reduction is skipped once it is spent, so a
         # campaign ends near its budget (the bug stays confirmed, with its reproducers).
         self.time_left: Callable[[], float] = lambda: float("inf")
+        # Seconds the campaign has run (triage included), for ``triage_share``; without a
+        # campaign clock (infinite) every bug is reduced when confirmed.
+        self.elapsed: Callable[[], float] = lambda: float("inf")
+        # Seconds triage spent, by phase: confirm, reduce (the counters triage_*_ms).
+        self.seconds: defaultdict[str, float] = defaultdict(float)
+        self._waiting: list[_Waiting] = []
 
     def needed_backends(self, finding: Finding) -> list[str]:
         """The guilty backend and every library's eager backends (its eager sibling and
@@ -140,7 +179,12 @@ class Triage:
             return existing.id, False
         bug_id = bug_id_for(finding.signature)
         needed = self.needed_backends(finding)
-        confirmation = confirm(finding, case, needed, self.settings.confirm_runs, self.rerun)
+        t0 = time.perf_counter()
+        try:
+            confirmation = confirm(finding, case, needed, self.settings.confirm_runs,
+                                   self.rerun)
+        finally:
+            self.seconds["confirm"] += time.perf_counter() - t0
         status, hits, last = confirmation.status, confirmation.hits, confirmation.outcomes
         details = dict(finding.details)
         if confirmation.note:
@@ -159,13 +203,73 @@ class Triage:
             return bug_id, True
         self.write(bug_id, finding, case, last, {"reduced": False})
         if self.settings.reduce and self.time_left() > 0 and not _listed_only(finding, case):
-            reduced = self._reduce(bug_id, finding, case, needed, details, last)
-            if reduced is not None:
-                finding, details = reduced
-                if "duplicate_of" in details:
-                    return bug_id, True  # a place of an earlier bug now: no reproducer run
+            if severity not in self.settings.reduce_at_once and not self._within_share():
+                self._waiting.append(_Waiting(bug_id, finding, case, needed, details, last,
+                                              severity))
+                self._save_waiting()
+            else:
+                reduced = self._reduce(bug_id, finding, case, needed, details, last)
+                if reduced is not None:
+                    finding, details = reduced
+                    if "duplicate_of" in details:
+                        return bug_id, True  # a place of an earlier bug now: no reproducer
         self._check_reproducer(bug_id, finding, details)
         return bug_id, True
+
+    # ---- reductions that wait for triage's share of the time ---------------------------
+    def busy_seconds(self) -> float:
+        return sum(self.seconds[phase] for phase in TRIAGE_PHASES)
+
+    def _within_share(self) -> bool:
+        elapsed = self.elapsed()
+        return math.isinf(elapsed) or \
+            self.busy_seconds() <= self.settings.triage_share * elapsed
+
+    def waiting(self) -> list[str]:
+        """The ids of the confirmed bugs whose reduction waits, next first."""
+        return [w.bug_id for w in self._ordered_waiting()]
+
+    def _ordered_waiting(self) -> list[_Waiting]:
+        return sorted(self._waiting, key=lambda w: _RANK.get(w.severity, len(_RANK)))
+
+    def reduce_waiting(self) -> int:
+        """Reduce waiting bugs, most severe and oldest first, while triage stays within
+        its share of the time and budget is left; the number reduced. A bug that became
+        something else meanwhile (``unreproduced``, or a duplicate) is dropped."""
+        done = 0
+        while self._waiting and self.time_left() > 0 and self._within_share():
+            w = self._ordered_waiting()[0]
+            self._waiting.remove(w)
+            row = self.store.bug(w.bug_id)
+            if row is not None and row.status == "confirmed":
+                reduced = self._reduce(w.bug_id, w.finding, w.case, w.needed, w.details,
+                                       w.found)
+                if reduced is not None and "duplicate_of" not in reduced[1]:
+                    self._check_reproducer(w.bug_id, *reduced)  # the reduced folder's
+                done += 1
+            self._save_waiting()
+        return done
+
+    def _save_waiting(self) -> None:
+        self.store.set_meta(reductions_waiting=[w.bug_id for w in self._waiting])
+
+    def restore_waiting(self) -> int:
+        """A resumed campaign: the bugs whose reduction still waited go back in line (their
+        confirmation outcomes are taken again, one run); the number restored."""
+        ids = self.store.meta().get("reductions_waiting") or []
+        for bug_id in ids:
+            row = self.store.bug(str(bug_id))
+            if row is None or row.status != "confirmed" or row.reduced_blob is not None:
+                continue
+            case = self.store.blobs.get(row.case_blob)
+            finding = Finding("store", row.symptom, row.api, row.guilty_backend, row.stage,
+                              row.message, row.signature, "", tuple(row.details.items()))
+            needed = self.needed_backends(finding)
+            outcomes, _ = self.check([case], needed)[0]
+            self._waiting.append(_Waiting(row.id, finding, case, needed, dict(row.details),
+                                          outcomes, row.severity))
+        self._save_waiting()
+        return len(self._waiting)
 
     def _describe_reduced(self, bug_id: str, finding: Finding, case: ApiCase,
                           details: dict[str, Any],
@@ -292,9 +396,13 @@ class Triage:
         if budget <= 0:
             return None
         t0 = time.perf_counter()
-        result = reduce_case(case, holds, reduction.passes, budget, weight=reduction.weight,
-                             deadline=time.monotonic() + REDUCE_SECONDS)
-        outcomes, findings = self.check([result.case], needed)[0]
+        try:
+            result = reduce_case(case, holds, reduction.passes, budget,
+                                 weight=reduction.weight,
+                                 deadline=time.monotonic() + REDUCE_SECONDS)
+            outcomes, findings = self.check([result.case], needed)[0]
+        finally:
+            self.seconds["reduce"] += time.perf_counter() - t0
         same = [f for f in findings if same_finding(f, finding)]
         if not same:
             return None  # should not happen (holds() said so); keep the unreduced folder
