@@ -236,6 +236,7 @@ class Campaign:
         self._totals: Counter[str] = Counter()  # engine and judge totals at the last batch
         self._case_s: float | None = None  # measured seconds per case (run and judged)
         self._triage_ms: dict[str, int] = {}  # triage's milliseconds by phase, last batch
+        self._all_waiting = False  # a resumed campaign's waiting reductions: all at once
         self._signals = 0
 
     # ---- the pieces the oracles and triage call back into ------------------------------
@@ -345,7 +346,9 @@ class Campaign:
                 self._backfill_root_causes()
                 self._repair_folders()
                 self.triage.unchecked_reproducers()
-                self.triage.restore_waiting()
+                # What still waited when the campaign stopped is reduced in its first
+                # batch, whatever triage's share (``_run_batch``).
+                self._all_waiting = self.triage.restore_waiting() > 0
                 saved = self.store.meta().get("api_stats")
                 if isinstance(saved, dict):
                     self.engine.load_api_stats(saved)
@@ -356,9 +359,8 @@ class Campaign:
                     self.pool.stop.check()
                     self._run_batch(batch)
                     batch += 1
-                    # Waiting reductions, as triage's share of the time allows; what
-                    # they take is charged to the next batch's counters.
-                    self.triage.reduce_waiting()
+                if not self._stop and self.triage.waiting() and self.triage.time_left() > 0:
+                    self._reduce_left(batch)
             except Cancelled:
                 pass  # the batch in flight is cut (see the module docstring)
             self._finish_checks()
@@ -431,6 +433,14 @@ class Campaign:
                     self.triage.handle(f, case, fs)
                 except Cancelled as exc:  # judged: the batch is recorded, triage is cut
                     cut = exc
+        if cut is None:
+            # Waiting reductions, as triage's share of the time allows, in the batch's
+            # time: the batches' seconds are what a resumed campaign's budget counts.
+            try:
+                self.triage.reduce_waiting(within_share=not self._all_waiting)
+                self._all_waiting = False
+            except Cancelled as exc:
+                cut = exc
         p = self.progress
         p.cases += len(cases)
         p.batches += 1
@@ -464,12 +474,7 @@ class Campaign:
                    for node, row in self.pool.node_stats().items()}
         self.triage.collect()  # reproducer verdicts that came in meanwhile
         # Milliseconds triage spent in this batch, by phase (its share of the campaign).
-        spent = {phase: round(self.triage.seconds[phase] * 1000.0) for phase in TRIAGE_PHASES}
-        counters.update({f"triage_{phase}_ms": ms - self._triage_ms.get(phase, 0)
-                         for phase, ms in spent.items() if ms > self._triage_ms.get(phase, 0)})
-        self._triage_ms = spent
-        p.triage_s = self.triage.busy_seconds()
-        p.reductions_waiting = len(self.triage.waiting())
+        counters.update(self._triage_counters())
         self.store.finish_batch(idx, len(cases), n_findings, time.time() - t0, counters, health)
         if time.time() - self._stats_saved >= STATS_EVERY_S:
             self._save_api_stats()
@@ -477,6 +482,29 @@ class Campaign:
         self.on_progress(p)
         if cut is not None:
             raise cut
+
+    def _triage_counters(self) -> dict[str, int]:
+        """Milliseconds triage spent since the last call, by phase (``triage_<phase>_ms``);
+        the progress gets triage's total and the reductions waiting."""
+        spent = {phase: round(self.triage.seconds[phase] * 1000.0) for phase in TRIAGE_PHASES}
+        added = {f"triage_{phase}_ms": ms - self._triage_ms.get(phase, 0)
+                 for phase, ms in spent.items() if ms > self._triage_ms.get(phase, 0)}
+        self._triage_ms = spent
+        self.progress.triage_s = self.triage.busy_seconds()
+        self.progress.reductions_waiting = len(self.triage.waiting())
+        return added
+
+    def _reduce_left(self, idx: int) -> None:
+        """Fuzzing stopped before the budget (``--max-cases``): the reductions still
+        waiting run in the time left, recorded as a batch of no cases."""
+        t0 = time.time()
+        self.progress.state = "reducing"
+        self.on_progress(self.progress)
+        try:
+            self.triage.reduce_waiting(within_share=False)
+        finally:
+            self.store.finish_batch(idx, 0, 0, time.time() - t0, self._triage_counters(), {})
+            self._refresh_bug_counts()
 
     def _save_api_stats(self) -> None:
         """The engine's per-API stats into the campaign's meta (``findings --stats``)."""

@@ -62,6 +62,25 @@ import planted_torch_cumsum
 planted_torch_cumsum.DTYPES.add(torch.float16)
 '''
 
+# A bug that needs its infinity: torch.diff is 1.0 off wherever it is finite when a
+# float32 input holds one (not float64: the reference re-run would carry it too).
+# Made finite, the input shows nothing, so the bug stays a special-value one.
+DIFF_INF = '''"""Test-only: torch.diff is 1.0 off where finite when a float32 input holds inf."""
+import torch
+
+_real_diff = torch.diff
+
+
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    result = _real_diff(input, n=n, dim=dim, prepend=prepend, append=append)
+    if input.dtype == torch.float32 and torch.isinf(input).any():
+        result = torch.where(torch.isfinite(result), result + 1.0, result)
+    return result
+
+
+torch.diff = diff
+'''
+
 RNG = np.random.default_rng(11)
 ROWS = RNG.uniform(-2.0, 2.0, (3, 8)).astype(np.float32)  # the cumsum bug fires (8 >= 7)
 
@@ -104,8 +123,9 @@ def pool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pool]:
     plants = tmp_path_factory.mktemp("plants")
     (plants / "planted_flaky_cumprod.py").write_text(FLAKY_CUMPROD)
     (plants / "planted_cumsum_float16.py").write_text(CUMSUM_FLOAT16)
+    (plants / "planted_diff_inf.py").write_text(DIFF_INF)
     with started_pool(preload={"torch": ("planted_torch_cumsum", "planted_flaky_cumprod",
-                                         "planted_cumsum_float16")},
+                                         "planted_cumsum_float16", "planted_diff_inf")},
                       extra_path=[plants]) as p:
         yield p
 
@@ -416,16 +436,16 @@ def test_demoted_model_findings_are_listed_not_reduced() -> None:
 
 # ---- reductions that wait for triage's share of the time -------------------------------
 
-def special_cumsum_case() -> ApiCase:
-    """The planted cumsum bug, found on a row holding an inf: special-value as found."""
-    x = RNG.uniform(-2.0, 2.0, (2, 8)).astype(np.float32)
-    x[0, 3] = np.inf
-    return scan_case("cumsum", x)
+def special_diff_case() -> ApiCase:
+    """The planted diff bug: special-value, and it stays one (it needs the inf)."""
+    x = RNG.uniform(-2.0, 2.0, (2, 9)).astype(np.float32)
+    x[1, 4] = np.inf
+    return scan_case("diff", x)
 
 
 def test_a_lower_class_bug_waits_while_triage_is_over_its_share(harness: Harness,
                                                                 store: Store):
-    case = special_cumsum_case()
+    case = special_diff_case()
     finding = harness.finding(case)
     triage = harness.triage(store, reduce=True, max_reduce_runs=60, triage_share=0.3)
     clock = [0.0]  # the campaign has run 0 s: any triage time is over the share
@@ -435,18 +455,41 @@ def test_a_lower_class_bug_waits_while_triage_is_over_its_share(harness: Harness
     assert row.confirmed and row.severity == "special-value" and row.reduced_blob is None
     assert triage.waiting() == [bug_id]
     assert store.meta()["reductions_waiting"] == [bug_id]
-    assert triage.seconds["confirm"] > 0 and triage.seconds["reduce"] == 0
+    # Confirmation, and the quick step's candidates (the inf made finite: no bug left).
+    assert triage.seconds["confirm"] > 0
+    assert 1 <= sum(harness.checked) - 2 <= 8, harness.checked
     assert triage.reduce_waiting() == 0  # still over: nothing runs
-    # Once the campaign has run long enough, the share allows it: reduced, as a bug
-    # reduced at once would have been (to finite inputs, a wrong result).
+    # Once the campaign has run long enough, the share allows it.
     clock[0] = triage.busy_seconds() / 0.3 + 1.0
     assert triage.reduce_waiting() == 1
     row = store.bug(bug_id)
-    assert row.reduced_blob is not None and row.severity == "wrong-result"
+    assert row.reduced_blob is not None and row.severity == "special-value"
+    reduced = store.blobs.get(row.reduced_blob)
+    assert reduced.tensors[0].size < case.tensors[0].size
+    assert not np.isfinite(reduced.tensors[0].to_numpy()).all()  # the inf it needs
     assert triage.waiting() == [] and store.meta()["reductions_waiting"] == []
-    assert triage.seconds["reduce"] > 0
     meta = json.loads((store.root / row.dir / "meta.json").read_text())
-    assert meta["reduced"] is True
+    assert meta["reduced"] is True and "shrink_axes" in meta["reduce_stats"]
+
+
+def test_a_special_value_bug_that_is_a_wrong_result_on_finite_inputs_does_not_wait(
+        harness: Harness, store: Store):
+    """The quick step (NaN/inf made finite) runs even over the share: the planted cumsum
+    bug found on a row holding an inf is a wrong result once finite, and a wrong result
+    is reduced at once."""
+    x = RNG.uniform(-2.0, 2.0, (2, 8)).astype(np.float32)
+    x[0, 3] = np.inf
+    case = scan_case("cumsum", x)
+    finding = harness.finding(case)
+    assert finding.detail("special_values")
+    triage = harness.triage(store, reduce=True, max_reduce_runs=60, triage_share=0.3)
+    triage.elapsed = lambda: 0.0
+    bug_id, _ = triage.handle(finding, case)
+    row = store.bug(bug_id)
+    assert row.severity == "wrong-result" and row.reduced_blob is not None
+    assert triage.waiting() == []
+    meta = json.loads((store.root / row.dir / "meta.json").read_text())
+    assert "shrink_axes" in meta["reduce_stats"]  # the full reduction, not the quick one
 
 
 def test_a_wrong_result_is_reduced_at_once_whatever_triage_cost(harness: Harness,
@@ -461,7 +504,7 @@ def test_a_wrong_result_is_reduced_at_once_whatever_triage_cost(harness: Harness
 
 
 def test_a_resumed_campaign_reduces_what_still_waited(harness: Harness, store: Store):
-    case = special_cumsum_case()
+    case = special_diff_case()
     triage = harness.triage(store, reduce=True, max_reduce_runs=60)
     triage.elapsed = lambda: 0.0
     bug_id, _ = triage.handle(harness.finding(case), case)
@@ -469,5 +512,45 @@ def test_a_resumed_campaign_reduces_what_still_waited(harness: Harness, store: S
     # The campaign was killed; the resumed one's triage starts from the store.
     resumed = harness.triage(store, reduce=True, max_reduce_runs=60)
     assert resumed.restore_waiting() == 1 and resumed.waiting() == [bug_id]
-    assert resumed.reduce_waiting() == 1  # no campaign clock: within any share
+    resumed.seconds["confirm"] = 1.0  # what the campaign restores from its counters
+    resumed.elapsed = lambda: 0.0
+    assert resumed.reduce_waiting() == 0  # over the share
+    assert resumed.reduce_waiting(within_share=False) == 1  # a resumed campaign's first batch
     assert store.bug(bug_id).reduced_blob is not None
+
+
+def test_only_the_latest_reproducer_check_of_a_bug_counts(harness: Harness, store: Store):
+    """A waiting bug's reproducer is checked as found, and again once reduced; the first
+    verdict is about a folder rewritten meanwhile and must not decide the bug (it made a
+    real NaN-handling bug 'unreproduced' in a campaign)."""
+    import threading
+
+    from dlfuzz.triage.confirm import ReproCheck
+
+    first_running = threading.Event()
+    release = threading.Event()
+    verdicts: list[str] = []
+
+    def reproduce(folder: Path, finding: Finding) -> ReproCheck:
+        if not verdicts:  # the check of the folder as found: slow, and says no
+            verdicts.append("as found")
+            first_running.set()
+            release.wait(60)
+            return ReproCheck(False, "OK (the folder changed under it)")
+        verdicts.append("reduced")
+        return ReproCheck(True, "BUG present")
+
+    case = special_diff_case()
+    triage = harness.triage(store, reduce=True, max_reduce_runs=60)
+    triage.reproduce = reproduce
+    clock = [0.0]
+    triage.elapsed = lambda: clock[0]
+    bug_id, _ = triage.handle(harness.finding(case), case)
+    assert triage.waiting() == [bug_id] and first_running.wait(60)
+    clock[0] = 1e6
+    assert triage.reduce_waiting() == 1  # reduced and checked again
+    release.set()
+    assert triage.collect(wait=True) == 0
+    row = store.bug(bug_id)
+    assert verdicts == ["as found", "reduced"]
+    assert row.status == "confirmed" and row.details["reproducer"]["reproduced"] is True

@@ -128,11 +128,19 @@ def _normalise(message: str) -> str:
 
 def confirm(finding: Finding, case: Any, needed: Sequence[str], runs: int,
             rerun: ReRun) -> Confirmation:
-    """Re-run ``case`` ``runs`` times; confirmed only if every re-run shows the signature."""
+    """Re-run ``case`` ``runs`` times; confirmed only if every re-run shows the signature.
+
+    A hang's last re-run is the slow-run check itself (``still_hangs``: the guilty
+    backend alone, ``HANG_FACTOR`` times the limit): a hang that still runs there has
+    shown its signature once more. It used to come after ``runs`` re-runs at the limit,
+    one limit and a worker start more per hang (a torch ``eigvals`` hang took about 70 s
+    of a 600 s campaign's triage)."""
     hits = 0
     last: dict[str, Outcome] | None = None
+    still_hangs = getattr(rerun, "still_hangs", None)
+    long_last = finding.symptom in _SYMPTOMS_HANG and still_hangs is not None and runs >= 2
     try:
-        for _ in range(runs):
+        for _ in range(runs - 1 if long_last else runs):
             outcomes, findings = rerun(case, needed, finding.guilty_backend)
             why = invalid_program(case, outcomes)
             if why:
@@ -144,16 +152,16 @@ def confirm(finding: Finding, case: Any, needed: Sequence[str], runs: int,
         close = getattr(rerun, "close", None)  # a fresh worker lives for one confirmation
         if close is not None:
             close()
-    status = "confirmed" if hits == runs and last is not None else "flaky"
-    if status == "confirmed" and finding.symptom in _SYMPTOMS_HANG:
-        still_hangs = getattr(rerun, "still_hangs", None)
-        if still_hangs is not None:
-            hangs, seconds = still_hangs(case, finding.guilty_backend)
-            if not hangs:
-                return Confirmation("slow", hits, runs, last,
-                                    f"ends after {seconds:.1f} s, within {HANG_FACTOR:g} "
-                                    "times the limit: a slow run, not a hang")
-    return Confirmation(status, hits, runs, last)
+    if last is None or hits < (runs - 1 if long_last else runs):
+        return Confirmation("flaky", hits, runs, last)
+    if finding.symptom in _SYMPTOMS_HANG and still_hangs is not None:
+        hangs, seconds = still_hangs(case, finding.guilty_backend)
+        if not hangs:
+            return Confirmation("slow", hits, runs, last,
+                                f"ends after {seconds:.1f} s, within {HANG_FACTOR:g} "
+                                "times the limit: a slow run, not a hang")
+        hits = runs if long_last else hits
+    return Confirmation("confirmed", hits, runs, last)
 
 
 def rerun_in_pool(check: Checker) -> ReRun:

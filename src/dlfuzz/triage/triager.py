@@ -64,7 +64,7 @@ from dlfuzz.triage.confirm import (
 )
 from dlfuzz.triage.reduce import reduce_case
 from dlfuzz.triage.root_cause import Backends, root_cause_key
-from dlfuzz.triage.severity import SEVERITIES, finding_severity
+from dlfuzz.triage.severity import SEVERITIES, finding_severity, inputs_hold_specials
 
 
 @dataclass(frozen=True)
@@ -89,6 +89,11 @@ REDUCE_SECONDS = 30.0
 
 
 _RANK = {s: i for i, s in enumerate(SEVERITIES)}
+# The quick step of a bug whose reduction waits: its NaN/inf inputs made finite, where
+# the bug survives, in at most this many candidates and seconds (``Triage.handle``).
+FINITE_FIRST = ("finite_first",)
+QUICK_RUNS = 8
+QUICK_SECONDS = 8.0
 # What triage's time is counted by (``Triage.seconds``; the campaign's counters
 # ``triage_<phase>_ms``).
 TRIAGE_PHASES = ("confirm", "reduce")
@@ -132,6 +137,7 @@ class Triage:
         self.reproduce = reproduce
         # Reproducer checks in flight: (bug id, details, folder, verdict to come).
         self._checks: list[tuple[str, dict[str, Any], Path, Future[ReproCheck]]] = []
+        self._latest: dict[str, Future[ReproCheck]] = {}  # each bug's latest check
         self._check_lock = threading.Lock()
         # Seconds of campaign budget left; reduction is skipped once it is spent, so a
         # campaign ends near its budget (the bug stays confirmed, with its reproducers).
@@ -204,15 +210,33 @@ class Triage:
         self.write(bug_id, finding, case, last, {"reduced": False})
         if self.settings.reduce and self.time_left() > 0 and not _listed_only(finding, case):
             if severity not in self.settings.reduce_at_once and not self._within_share():
-                self._waiting.append(_Waiting(bug_id, finding, case, needed, details, last,
-                                              severity))
-                self._save_waiting()
-            else:
-                reduced = self._reduce(bug_id, finding, case, needed, details, last)
+                # Waits; but first its special values are made finite where the bug
+                # survives, the step that re-keys it (to a wrong result, or a place of
+                # an earlier bug): without it a waiting bug could be listed twice.
+                reduced = None
+                if inputs_hold_specials(case):
+                    reduced = self._reduce(bug_id, finding, case, needed, details, last,
+                                           only=FINITE_FIRST, runs=QUICK_RUNS,
+                                           seconds=QUICK_SECONDS)
                 if reduced is not None:
                     finding, details = reduced
                     if "duplicate_of" in details:
-                        return bug_id, True  # a place of an earlier bug now: no reproducer
+                        return bug_id, True
+                    stored = self.store.bug(bug_id)
+                    if stored is not None and stored.reduced_blob:
+                        case = self.store.blobs.get(stored.reduced_blob)
+                    severity = stored.severity if stored is not None else severity
+                if severity not in self.settings.reduce_at_once:
+                    self._waiting.append(_Waiting(bug_id, finding, case, needed, details,
+                                                  last, severity))
+                    self._save_waiting()
+                    self._check_reproducer(bug_id, finding, details)
+                    return bug_id, True
+            reduced = self._reduce(bug_id, finding, case, needed, details, last)
+            if reduced is not None:
+                finding, details = reduced
+                if "duplicate_of" in details:
+                    return bug_id, True  # a place of an earlier bug now: no reproducer run
         self._check_reproducer(bug_id, finding, details)
         return bug_id, True
 
@@ -232,12 +256,14 @@ class Triage:
     def _ordered_waiting(self) -> list[_Waiting]:
         return sorted(self._waiting, key=lambda w: _RANK.get(w.severity, len(_RANK)))
 
-    def reduce_waiting(self) -> int:
+    def reduce_waiting(self, within_share: bool = True) -> int:
         """Reduce waiting bugs, most severe and oldest first, while triage stays within
-        its share of the time and budget is left; the number reduced. A bug that became
-        something else meanwhile (``unreproduced``, or a duplicate) is dropped."""
+        its share of the time (unless ``within_share`` is false: a resumed campaign's
+        first batch) and budget is left; the number reduced. A bug that became something
+        else meanwhile (``unreproduced``, or a duplicate) is dropped."""
         done = 0
-        while self._waiting and self.time_left() > 0 and self._within_share():
+        while self._waiting and self.time_left() > 0 and (
+                not within_share or self._within_share()):
             w = self._ordered_waiting()[0]
             self._waiting.remove(w)
             row = self.store.bug(w.bug_id)
@@ -259,9 +285,9 @@ class Triage:
         ids = self.store.meta().get("reductions_waiting") or []
         for bug_id in ids:
             row = self.store.bug(str(bug_id))
-            if row is None or row.status != "confirmed" or row.reduced_blob is not None:
+            if row is None or row.status != "confirmed":
                 continue
-            case = self.store.blobs.get(row.case_blob)
+            case = self.store.blobs.get(row.reduced_blob or row.case_blob)
             finding = Finding("store", row.symptom, row.api, row.guilty_backend, row.stage,
                               row.message, row.signature, "", tuple(row.details.items()))
             needed = self.needed_backends(finding)
@@ -322,6 +348,13 @@ class Triage:
                 except BaseException as exc:  # noqa: BLE001 - handed to collect()
                     future.set_exception(exc)
 
+        # A bug reduced after its first check is checked again; the first verdict is
+        # about a folder rewritten meanwhile (it may even have read it half written), so
+        # only the latest check of a bug counts, and one not started yet is dropped.
+        earlier = self._latest.get(bug_id)
+        if earlier is not None:
+            earlier.cancel()
+        self._latest[bug_id] = future
         # A daemon thread: an interrupted campaign exits without waiting for it.
         threading.Thread(target=check, name=f"dlfuzz-repro-{bug_id}", daemon=True).start()
         self._checks.append((bug_id, details, folder, future))
@@ -332,9 +365,12 @@ class Triage:
         left = []
         for item in self._checks:
             bug_id, details, folder, future = item
+            if self._latest.get(bug_id) is not future:
+                continue  # superseded by a later check of the same bug
             if future.cancelled() or not (wait or future.done()):
                 left.append(item)
                 continue
+            del self._latest[bug_id]
             try:
                 check = future.result()
             except Exception as exc:  # noqa: BLE001 - a check that failed to run
@@ -355,6 +391,7 @@ class Triage:
             future.cancel()  # only those not started yet
         self.collect()
         self._checks = []
+        self._latest = {}
 
     def unchecked_reproducers(self) -> None:
         """Confirmed bugs whose reproducer verdict never came (a campaign killed while it
@@ -371,10 +408,12 @@ class Triage:
             self._check_reproducer(bug.id, f, dict(bug.details))
 
     def _reduce(self, bug_id: str, finding: Finding, case: ApiCase, needed: list[str],
-                details: dict[str, Any], found: dict[str, Outcome]
-                ) -> tuple[Finding, dict[str, Any]] | None:
+                details: dict[str, Any], found: dict[str, Outcome],
+                only: Sequence[str] | None = None, runs: int | None = None,
+                seconds: float = 0.0) -> tuple[Finding, dict[str, Any]] | None:
         """Reduce the bug's case; the reduced case's own finding and the bug's details
-        after it (None when nothing was reduced).
+        after it (None when nothing was reduced). ``only``: these passes alone, within
+        ``runs`` candidates and ``seconds`` (the quick step of a bug that waits).
 
         A candidate holds when it has the same finding and every backend that ran the
         found case without an error (``found``: its confirmation outcomes) still does:
@@ -389,17 +428,20 @@ class Triage:
                     for outcomes, findings in self.check(candidates, needed)]
 
         reduction = kind_of(case).reduction(case, finding, self.tools())
-        if not reduction.passes:
+        passes = {name: make for name, make in reduction.passes.items()
+                  if only is None or name in only}
+        if not passes:
             return None  # the kind keeps its cases as found
         budget = min(self.settings.max_reduce_runs, REDUCE_RUNS_BY_SYMPTOM.get(
-            finding.symptom, self.settings.max_reduce_runs))
+            finding.symptom, self.settings.max_reduce_runs), runs or self.settings.max_reduce_runs)
         if budget <= 0:
             return None
         t0 = time.perf_counter()
         try:
-            result = reduce_case(case, holds, reduction.passes, budget,
-                                 weight=reduction.weight,
-                                 deadline=time.monotonic() + REDUCE_SECONDS)
+            result = reduce_case(case, holds, passes, budget, weight=reduction.weight,
+                                 deadline=time.monotonic() + (seconds or REDUCE_SECONDS))
+            if only is not None and result.case.id == case.id:
+                return None  # the quick step changed nothing: nothing to re-check
             outcomes, findings = self.check([result.case], needed)[0]
         finally:
             self.seconds["reduce"] += time.perf_counter() - t0
