@@ -215,3 +215,22 @@ def test_integer_inputs_set_the_scale_of_a_low_precision_evaluation(pool: Pool) 
     small = add(np.array([-1.25, 0.5, 0.0], dtype=np.float16))
     found, _ = _judge_outcome(pool, small, (np.array([-1.046875, 0.75, 0.25], np.float16),))
     assert [f.oracle for f in found] == ["dtype"]
+
+
+def test_an_integer_input_beyond_the_low_dtype_s_range_is_left_alone(pool: Pool) -> None:
+    # A false wrong result of an unaided campaign: int32 INT_MIN with a float16 divisor is
+    # computed in float16, where INT_MIN is -inf, so torch.remainder gives NaN, as IEEE
+    # asks of remainder(-inf, 1); float64 keeps INT_MIN finite and gives -0.
+    from dlfuzz.cases import Call, Ref, Tensor
+
+    def remainder(x: np.ndarray) -> ApiCase:
+        y = np.array([0.0, 1.0], dtype=np.float16)
+        return ApiCase("remainder", (Tensor.from_numpy(x), Tensor.from_numpy(y)),
+                       (("torch", Call("torch.remainder", (Ref(0), Ref(1)))),))
+
+    extreme = remainder(np.array([[0, 0], [-6, -2147483648]], dtype=np.int32))
+    found, ctx, _, runner = _check(pool, extreme)
+    assert found == [] and runner.calls == 0 and ctx.stats["dtype_near_overflow"] == 1
+    # Within float16's range the same call is judged (and right).
+    found, ctx, _, runner = _check(pool, remainder(np.array([[0, 0], [-6, -9]], np.int32)))
+    assert found == [] and runner.calls == 1 and ctx.stats["dtype_near_overflow"] == 0

@@ -45,7 +45,8 @@ Left alone, because the comparison cannot tell a bug there:
   in float16): a square, a dot product or a finite difference of them overflows the
   narrow dtype in the middle of a correct computation (``torch.gradient`` of float16
   -65504 is NaN, ``round(x, decimals=2)`` of bfloat16's largest value is inf), which the
-  dtype's range allows and float64 does not show.
+  dtype's range allows and float64 does not show; and integer inputs beyond the low
+  dtype's largest value, which promotion to it turns into ±inf.
 
 Findings carry the differential oracle's details (``special_values``, ``demoted``, ...)
 and its symptoms (``numeric``, ``nan``), so severity and triage treat them alike.
@@ -127,9 +128,16 @@ def _largest_low_inputs(case: ApiCase) -> list[tuple[str, float]]:
 
 
 def _near_overflow(case: ApiCase) -> bool:
-    """A low-precision input at or above the fourth root of its dtype's largest value."""
-    return any(largest >= float(ml_dtypes.finfo(DTYPES[dtype]).max) ** 0.25
-               for dtype, largest in _largest_low_inputs(case))
+    """A low-precision input at or above the fourth root of its dtype's largest value, or
+    an integer input beyond the largest value of a low dtype of the case: promoted to it,
+    the integer is ±inf (``torch.remainder(int32 INT_MIN, float16 1)`` is NaN, as
+    ``remainder(-inf, 1)`` must be, where float64 gives -0)."""
+    if any(largest >= float(ml_dtypes.finfo(DTYPES[dtype]).max) ** 0.25
+           for dtype, largest in _largest_low_inputs(case)):
+        return True
+    lows = [float(ml_dtypes.finfo(DTYPES[t.dtype]).max) for t in case.tensors if t.dtype in LOW]
+    integers = _largest_inputs(case, lambda dtype: dtype.startswith(("int", "uint")))
+    return bool(lows) and any(largest > min(lows) for _, largest in integers)
 
 
 class DtypeOracle(Oracle):

@@ -15,15 +15,18 @@ or the bug becomes ``unreproduced``.
 
 Reduction is the dear part of triage (every candidate a compilation in JAX or TF, up to
 ``REDUCE_SECONDS``), and in a broad campaign most new root causes are special-value or
-inconsistency findings: reducing each as it came took over half of a 600 s API campaign,
-time the search then lacked. So a crash or a wrong result (``reduce_at_once``) is
-reduced when confirmed; a bug of a lower class is reduced then only while triage has
-taken at most ``triage_share`` of the campaign's time, else it waits
-(``reduce_waiting``, after each batch, most severe first, as the share allows). Its
-reproducer is checked as found meanwhile, and again once reduced; what still waits when
-the budget ends is reduced first by ``--resume``. The reproducer is a subprocess that imports its
-library (5-13 s under a campaign's load): it runs in a background thread while fuzzing
-goes on, and its verdict is applied at the next ``collect`` (the campaign calls it after
+inconsistency findings: reducing each as it came took half of a 600 s API campaign, time
+the search then lacked. So a crash or a wrong result (``reduce_at_once``) is reduced when
+confirmed; a bug of a lower class is reduced then only while triage has taken at most
+``triage_share`` of the campaign's time. Else it gets the quick step alone (its NaN/inf
+inputs made finite where the bug survives: the step that re-keys a bug, to a wrong result
+that is then reduced at once, or to a place of an earlier bug) and waits
+(``reduce_waiting``, inside each batch, most severe first, as the share allows; in the
+time ``--max-cases`` leaves; first thing on ``--resume``). Its reproducer is checked as
+found meanwhile and again once reduced; only a bug's latest check counts.
+
+The reproducer is a subprocess that imports its library (5-13 s under a campaign's load):
+it runs in a background thread while fuzzing goes on, and its verdict is applied at the next ``collect`` (the campaign calls it after
 each batch, and waits for every check at the end). A finding of the same root cause that
 arrives meanwhile is a place of the bug, as of any confirmed one; if the verdict then
 makes the bug ``unreproduced``, later findings of that root cause are confirmed anew.
