@@ -127,6 +127,10 @@ def _largest_low_inputs(case: ApiCase) -> list[tuple[str, float]]:
     return _largest_inputs(case, lambda dtype: dtype in LOW)
 
 
+def _largest_integer_inputs(case: ApiCase) -> list[tuple[str, float]]:
+    return _largest_inputs(case, lambda dtype: dtype.startswith(("int", "uint")))
+
+
 def _near_overflow(case: ApiCase) -> bool:
     """A low-precision input at or above the fourth root of its dtype's largest value, or
     an integer input beyond the largest value of a low dtype of the case: promoted to it,
@@ -136,7 +140,7 @@ def _near_overflow(case: ApiCase) -> bool:
            for dtype, largest in _largest_low_inputs(case)):
         return True
     lows = [float(ml_dtypes.finfo(DTYPES[t.dtype]).max) for t in case.tensors if t.dtype in LOW]
-    integers = _largest_inputs(case, lambda dtype: dtype.startswith(("int", "uint")))
+    integers = _largest_integer_inputs(case)
     return bool(lows) and any(largest > min(lows) for _, largest in integers)
 
 
@@ -227,7 +231,7 @@ def _within_evaluation(case: ApiCase, verdict: Verdict) -> bool:
         return False
     # Integer inputs join the low-precision computation too: ``histogram2d`` of int32 x
     # and float16 y computes x's bin edges (-9 to 4) in float16.
-    integers = _largest_inputs(case, lambda dtype: dtype.startswith(("int", "uint")))
+    integers = _largest_integer_inputs(case)
     scale = max(m for _, m in largest + integers)
     if not scale:
         return False
