@@ -25,7 +25,7 @@ unaided campaign over all specs with its module preloaded in the worker.
 
 Run: ``.venv/bin/python benchmarks/recall.py [--budget 1200] [--only api,tfjs]
 [--out DIR] [--from DIR] [--directed [--directed-budget 120]] [--planted
-[--planted-budget 300]] [--verify]``. Numbers go to docs/recall.md by hand.
+[--planted-budget 300] [--plants A,B]] [--verify]``. Numbers go to docs/recall.md by hand.
 """
 
 from __future__ import annotations
@@ -617,11 +617,19 @@ def directed(bugs: list[KnownBug], out: Path, budget_s: float, seed: int
     return hits
 
 
-def planted(out: Path, budget_s: float, seed: int) -> list[tuple[Plant, Hit | None]]:
+def planted(out: Path, budget_s: float, seed: int, only: set[str] | None = None
+            ) -> list[tuple[Plant, Hit | None]]:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         filter(None, [str(PLANTED), os.environ.get("PYTHONPATH")])))
+    if only:
+        unknown = sorted(only - {p.module for p in PLANTS})
+        if unknown:
+            raise UsageError(f"--plants: unknown plant(s) {', '.join(unknown)}; plants: "
+                             f"{', '.join(p.module for p in PLANTS)}")
     results = []
     for plant in PLANTS:
+        if only and plant.module not in only:
+            continue
         if not (PLANTED / f"{plant.module}.py").exists():
             print(f"[recall] plant {plant.module}: no such module, skipped", flush=True)
             continue
@@ -663,6 +671,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--planted", action="store_true",
                     help="only the planted bugs of the test suite, unaided")
     ap.add_argument("--planted-budget", type=float, default=300)
+    ap.add_argument("--plants", help="with --planted: comma-separated plant modules "
+                    "(default: every plant)")
     ap.add_argument("--verify", action="store_true",
                     help="only run every bug's trigger and say whether it reproduces")
     args = ap.parse_args(argv)
@@ -688,7 +698,8 @@ def _main(args: argparse.Namespace) -> int:
     out = args.from_dir or args.out or Path(tempfile.mkdtemp(prefix="dlfuzz-recall-"))
     out.mkdir(parents=True, exist_ok=True)
     if args.planted:
-        results = planted(out, args.planted_budget, args.seed)
+        results = planted(out, args.planted_budget, args.seed,
+                          set(args.plants.split(",")) if args.plants else None)
         rows = [(p.module, p.backend, p.api, "yes" if h else "no", _seconds(h))
                 for p, h in results]
         print(_table(rows, ("plant", "backend", "api", "found", "s to first hit")))

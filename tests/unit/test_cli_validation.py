@@ -184,6 +184,13 @@ def test_out_under_proc_is_one_line(capsys):
     assert "--out /proc/dlfuzz-x/camp: cannot write the campaign there" in line
 
 
+def test_an_argument_holding_a_nul_byte_is_one_line(capsys, tmp_path):
+    """Found by the CLI fuzz test: ``--baseline '\\x00'`` was an internal error (Python's
+    open refuses the name)."""
+    line = _usage_error(capsys, "findings", tmp_path, "--baseline", "\x00")
+    assert "holds a NUL byte" in line
+
+
 def test_out_below_a_file_is_one_line(capsys, tmp_path):
     (tmp_path / "f").write_text("x")
     line = _usage_error(capsys, "run", "--budget", "5s", "--out", tmp_path / "f" / "camp")

@@ -159,8 +159,18 @@ def _closed_stdout() -> NoReturn:
     sys.exit(1)
 
 
+def _no_nul(argv: list[str]) -> None:
+    """No argument may hold a NUL byte: no path or setting can, and deep inside (opening
+    a ``--baseline`` file) it would be a ValueError instead of a clear error."""
+    for arg in argv:
+        if "\x00" in arg:
+            raise UsageError(f"argument {arg!r} holds a NUL byte (\\x00), which no file "
+                             "name or setting can; give it without one")
+
+
 def main(argv: list[str] | None = None) -> None:
     try:
+        _no_nul(sys.argv[1:] if argv is None else argv)
         args = build_parser().parse_args(argv)
         code = args.func(args)
         sys.stdout.flush()  # a closed pipe shows here, inside the handlers below
