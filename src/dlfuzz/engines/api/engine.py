@@ -26,8 +26,8 @@ the backends charge for a new one (see ``NEW_SIGNATURE_MIN``). Such an API is
 library-neutral: its cases call it wherever a library of the campaign has it (its own
 or a counterpart), and it counts as valid when any backend runs it.
 
-Breadth first: every API gets a first visit (one group, half with ordinary values, half
-pushed to an edge) before any API gets a second group. After that
+Breadth first: every API gets one small first visit (``FIRST_VISIT`` cases, half with
+ordinary values, half pushed to an edge) before any API gets a second group. After that
 APIs are picked by energy (``schedule.py``, an AFL-style power schedule): valid rate
 and yield (the share of an API's cases that showed something new) raise it, each case
 that hangs or kills a worker halves it, and a floor keeps every API in play; violate
@@ -102,16 +102,17 @@ EDGE_SHARE = 0.35
 # input: ``_break_rank``), where aborts on unsupported ranks are.
 RANK_EDGE_P = 0.5
 # Breadth first: until every API has had one valid group, the next group goes to the next
-# API not yet visited (in an order drawn from the seed), and that first visit is half
-# ordinary, half pushed to an edge. Energy picks the groups after that. Picked by energy
-# from the start, a 300 s campaign over numpy, torch, jax and tf proposed about 900 groups
-# of 16 for about 1,200 APIs: conv2d and dropout were never tried in their own plant's
-# campaign, and where an API was tried its one group was an edge group (torch.cumsum's
-# ran none of its 16 cases: dim outside its range), so a bug that needs ordinary valid
-# inputs had no chance. The first visit has the usual size (``grown``): its cost is the
-# new signature's. First visits of 4 cases took 0.27 s each (632 APIs in 171 s of a 300 s
-# campaign's fuzzing), nearly all of it compiling (a later jax case costs 1-5 ms), so a
-# small first visit buys little breadth and loses most of the cases.
+# API not yet visited (in an order drawn from the seed), and that first visit is small:
+# FIRST_VISIT cases of one signature, the first half ordinary, the rest pushed to an edge.
+# Energy picks the groups after that. Picked by energy from the start, a 300 s campaign
+# over numpy, torch, jax and tf proposed about 900 groups of 16 for about 1,200 APIs:
+# conv2d and dropout were never tried in their own plant's campaign, and where an API was
+# tried its one group was an edge group (torch.cumsum's ran none of its 16 cases: dim
+# outside its range), so a bug that needs ordinary valid inputs had no chance. Small,
+# since a case is not free next to its signature's compilation (the float64 reference,
+# the dtype oracle's re-runs, four libraries): in 300 s campaigns on numpy, torch, jax and
+# tf, first visits of 4 cases reached 632 APIs, of the usual size (16) 316.
+FIRST_VISIT = 4
 # Signature reuse (rule APIs and per-library APIs alike). A new (shapes, dtypes, static
 # arguments) costs a compilation in jax (even op by op), jax.jit, torch.compile and XLA:
 # 50 ms to seconds; in numpy or eager torch it costs nothing. So each API keeps a pool of signatures, and a
@@ -309,10 +310,13 @@ class ApiEngine(Engine):
         spec, first = self._pick()
         lo, hi = self.group_size
         size = int(self.rng.integers(lo, hi + 1))
+        if first:
+            size = min(size, FIRST_VISIT)
         if spec.shapes:
             self.stats[spec.api].groups += 1
             return self._rule_group(spec, size)
-        size = self.grown(size)
+        if not first:
+            size = self.grown(size)
         if self.violate_share and self.rng.random() < violate_share(
                 self.violate_share, self.stats[spec.api]):
             # A violate group does not count as the visit: the API stays next in line.
@@ -339,7 +343,7 @@ class ApiEngine(Engine):
 
     def _pick(self) -> tuple[LibSpec, bool]:
         """The API of the next group, and whether this is its first visit: breadth first
-        (one group each, in the seed's order), then by energy (``schedule.py``)."""
+        (``FIRST_VISIT``), then by energy (``schedule.py``)."""
         while self._breadth_at < len(self._breadth):
             name = self._breadth[self._breadth_at]
             if not self.stats[name].groups:
