@@ -33,6 +33,9 @@ class JaxBackend(Backend):
         import jax.numpy as jnp
 
         jax.config.update("jax_enable_x64", True)
+        from dlfuzz.backends.compile_cache import enable_jax_cache
+
+        enable_jax_cache(jax)  # compiled primitives kept across workers and campaigns
         self.jax, self.jnp = jax, jnp
 
     def version(self) -> str:

@@ -83,7 +83,7 @@ def _library(args: argparse.Namespace, guilty_lib: str, backend: str) -> Library
 def _cache(args: argparse.Namespace) -> Path:
     if args.cache_dir is not None:
         return Path(args.cache_dir).expanduser().resolve()
-    from dlfuzz.backends.tfjs.install import dlfuzz_cache
+    from dlfuzz.cachedir import dlfuzz_cache
 
     return dlfuzz_cache() / "bisect"
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import fcntl
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -24,6 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from dlfuzz.cachedir import dlfuzz_cache
 from dlfuzz.errors import UsageError
 from dlfuzz.libraries import get
 
@@ -31,12 +31,6 @@ DEFAULT_VERSION = get("tfjs").default_release
 TOOLS = {"playwright-core": "1.56.1", "typescript": "5.9.3"}
 _VERSION_RE = re.compile(r"^\d+\.\d+\.\d+(-[0-9A-Za-z.]+)?$")
 _MARKER = ".dlfuzz-installed"
-
-
-def dlfuzz_cache() -> Path:
-    """``$DLFUZZ_CACHE`` or ``~/.cache/dlfuzz``."""
-    root = os.environ.get("DLFUZZ_CACHE", "")
-    return Path(root) if root else Path.home() / ".cache" / "dlfuzz"
 
 
 def check_version(version: str) -> str:

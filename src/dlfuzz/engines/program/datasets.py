@@ -19,7 +19,6 @@ with ``[:N_SAMPLES]``, so the host checks exactly what the programs will train o
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import warnings
 import zipfile
@@ -224,8 +223,9 @@ _DATA_LINE = re.compile(r"^DATA_FILE = None$", re.M)
 
 def data_dir() -> Path:
     """Where conformed copies of user datasets go (``$DLFUZZ_CACHE`` or ~/.cache/dlfuzz)."""
-    base = os.environ.get("DLFUZZ_CACHE") or str(Path.home() / ".cache" / "dlfuzz")
-    return Path(base) / "program-data"
+    from dlfuzz.cachedir import dlfuzz_cache
+
+    return dlfuzz_cache() / "program-data"
 
 
 def use_dataset(seed: str, source: str, path: str | Path) -> str:
