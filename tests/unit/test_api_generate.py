@@ -68,16 +68,8 @@ def test_propose_in_pieces_equals_propose_at_once() -> None:
 
 
 # ---- signature groups ---------------------------------------------------------------------------
-def _past_first_visits(engine: ApiEngine) -> ApiEngine:
-    """The engine as after its breadth-first round (every API visited once, whose small
-    first visit is half edge inputs): its groups are then the energy's."""
-    for stats in engine.stats.values():
-        stats.groups = 1
-    return engine
-
-
 def test_groups_share_a_signature_and_vary_values() -> None:
-    engine = _past_first_visits(ApiEngine(seed=11))
+    engine = ApiEngine(seed=11)
     cases = engine.propose(400)
     runs: list[list[ApiCase]] = [[cases[0]]]
     for case in cases[1:]:
@@ -93,7 +85,7 @@ def test_groups_share_a_signature_and_vary_values() -> None:
 
 
 def test_group_sizes_follow_the_setting() -> None:
-    engine = _past_first_visits(ApiEngine(seed=2, group_size=(5, 5)))
+    engine = ApiEngine(seed=2, group_size=(5, 5))
     cases = engine.propose(50)
     for i in range(0, 50, 5):
         assert len({_signature(c) for c in cases[i:i + 5]}) == 1
@@ -312,12 +304,10 @@ def test_engine_selects_apis_and_libraries() -> None:
 
 
 def test_reseed_restarts_the_streams_per_batch() -> None:
-    """Past the first visits (which the restored stats of a resumed campaign record), what
-    was proposed before batch 3 does not matter, only the seed and the batch."""
-    first = _past_first_visits(ApiEngine(seed=4))
+    first = ApiEngine(seed=4)
     first.reseed(3)
     a = [c.id for c in first.propose(40)]
-    second = _past_first_visits(ApiEngine(seed=4))
+    second = ApiEngine(seed=4)
     second.propose(17)  # whatever happened before batch 3 does not matter
     second.reseed(3)
     assert [c.id for c in second.propose(40)] == a

@@ -225,57 +225,22 @@ def test_engine_proposes_edges_and_does_not_learn_from_their_rejection(specs) ->
     assert engine.learned.get("torch.floor_divide", []) == []
 
 
-def test_every_api_s_first_visit_is_half_ordinary_half_edge_and_the_share_holds(specs) -> None:
-    from dlfuzz.engines.api.engine import FIRST_VISIT
+def test_every_api_s_first_group_is_an_edge_group_and_the_share_holds(specs) -> None:
     from dlfuzz.engines.api.schedule import edge_visit
 
     assert [k for k in range(12) if edge_visit(0.35, k)] == [0, 2, 5, 8, 11]
     assert sum(edge_visit(0.35, k) for k in range(1000)) == 350
     assert not any(edge_visit(0.0, k) for k in range(50))
     assert all(edge_visit(1.0, k) for k in range(50))
-    # A broad campaign visits an API once or twice: its first visit is small, one half
-    # with ordinary values (which the differential oracle judges best), one at an edge.
+    # A broad campaign visits an API once or twice: its first group is at an edge.
     names = ["torch.floor_divide", "torch.nn.functional.dropout", "torch.histc"]
     engine = ApiEngine(seed=3, libraries=("torch",), specs={n: specs[n] for n in names},
                        counterparts={}, violate_share=0.0)
-    first: dict[str, list[str]] = {}
+    first: dict[str, str] = {}
     while len(first) < len(names):
         group = engine._next_group()
-        first.setdefault(group[0].api, [c.expect for c in group])
-    for api, expects in first.items():
-        assert len(expects) == FIRST_VISIT, (api, expects)
-        half = FIRST_VISIT // 2
-        assert expects[:half] == ["valid"] * half, (api, expects)
-        assert all(e.startswith(("edge:", "invalid:")) for e in expects[half:]), (api, expects)
-    # Without edges the first visit is all ordinary.
-    plain = ApiEngine(seed=3, libraries=("torch",), specs={n: specs[n] for n in names},
-                      counterparts={}, violate_share=0.0, edge_share=0.0)
-    assert all(c.expect == "valid" for _ in names for c in plain._next_group())
-
-
-def test_every_api_is_visited_once_before_any_gets_a_second_group() -> None:
-    """Breadth first: 300 APIs of four libraries each get their first visit in the first
-    300 groups, in an order that is the seed's (a resumed campaign goes on from the
-    restored stats), and only then does energy choose."""
-    from dlfuzz.engines.api.engine import FIRST_VISIT
-
-    engine = ApiEngine(seed=5, libraries=("numpy", "torch", "jax", "tf"), violate_share=0.0)
-    wanted = set(engine.names[:300])
-    engine.names = sorted(wanted)
-    engine._breadth = [n for n in engine._breadth if n in wanted]
-    order = [engine._next_group()[0].api for _ in range(300)]
-    assert len(set(order)) == 300
-    again = ApiEngine(seed=5, libraries=("numpy", "torch", "jax", "tf"), violate_share=0.0)
-    assert [n for n in again._breadth if n in wanted] == order
-    sizes = [len(engine._next_group()) for _ in range(40)]
-    assert max(sizes) > FIRST_VISIT  # energy's groups, at their usual sizes
-    # Restored stats (``--resume``) mark what was visited: the next first visit is the
-    # first API not yet visited in the same order.
-    resumed = ApiEngine(seed=5, libraries=("numpy", "torch", "jax", "tf"), violate_share=0.0)
-    resumed.names = sorted(wanted)
-    resumed._breadth = [n for n in resumed._breadth if n in wanted]
-    resumed.load_api_stats({n: {"groups": 1} for n in order[:120]})
-    assert resumed._next_group()[0].api == order[120]
+        first.setdefault(group[0].api, group[0].expect)
+    assert all(expect.startswith("edge:") for expect in first.values()), first
 
 
 def test_a_scalar_outside_a_checked_range_is_judged_as_violate_mode() -> None:

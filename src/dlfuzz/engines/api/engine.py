@@ -26,19 +26,18 @@ the backends charge for a new one (see ``NEW_SIGNATURE_MIN``). Such an API is
 library-neutral: its cases call it wherever a library of the campaign has it (its own
 or a counterpart), and it counts as valid when any backend runs it.
 
-Breadth first: every API gets one small first visit (``FIRST_VISIT`` cases, half with
-ordinary values, half pushed to an edge) before any API gets a second group. After that
 APIs are picked by energy (``schedule.py``, an AFL-style power schedule): valid rate
 and yield (the share of an API's cases that showed something new) raise it, each case
 that hangs or kills a worker halves it, and a floor keeps every API in play; violate
 mode leans toward APIs whose rejections come from native code. A share of the valid
 groups (``edge_share``) are edge inputs (``edges.py``): integer extremes, one special
 float argument, a scalar outside its range, an empty dimension, or (from the violate
-share) a rank outside its bound. Which of an API's later groups are edge ones is
-stratified, not drawn (``schedule.edge_visit``). A scalar pushed outside a range that
-the library's own check vouches for must be rejected: such an edge input is judged as
-a violate-mode one (``_judged``). Everything random comes from streams seeded by (seed,
-batch), so a seed (with the same feedback) reproduces the same cases.
+share) a rank outside its bound. Which of an API's groups are edge ones is stratified,
+not drawn (``schedule.edge_visit``): its first group is one, so an API visited once or
+twice in a broad campaign is pushed to an edge at least once. A scalar pushed outside a
+range that the library's own check vouches for must be rejected: such an edge input is
+judged as a violate-mode one (``_judged``). Everything random comes from streams seeded
+by (seed, batch), so a seed (with the same feedback) reproduces the same cases.
 """
 
 from __future__ import annotations
@@ -101,18 +100,6 @@ EDGE_SHARE = 0.35
 # Of the violate-mode groups, this share breaks a tensor's rank bound instead (an edge
 # input: ``_break_rank``), where aborts on unsupported ranks are.
 RANK_EDGE_P = 0.5
-# Breadth first: until every API has had one valid group, the next group goes to the next
-# API not yet visited (in an order drawn from the seed), and that first visit is small:
-# FIRST_VISIT cases of one signature, the first half ordinary, the rest pushed to an edge.
-# Energy picks the groups after that. Picked by energy from the start, a 300 s campaign
-# over numpy, torch, jax and tf proposed about 900 groups of 16 for about 1,200 APIs:
-# conv2d and dropout were never tried in their own plant's campaign, and where an API was
-# tried its one group was an edge group (torch.cumsum's ran none of its 16 cases: dim
-# outside its range), so a bug that needs ordinary valid inputs had no chance. Small,
-# since a case is not free next to its signature's compilation (the float64 reference,
-# the dtype oracle's re-runs, four libraries): in 300 s campaigns on numpy, torch, jax and
-# tf, first visits of 4 cases reached 632 APIs, of the usual size (16) 316.
-FIRST_VISIT = 4
 # Signature reuse (rule APIs and per-library APIs alike). A new (shapes, dtypes, static
 # arguments) costs a compilation in jax (even op by op), jax.jit, torch.compile and XLA:
 # 50 ms to seconds; in numpy or eager torch it costs nothing. So each API keeps a pool of signatures, and a
@@ -227,11 +214,6 @@ class ApiEngine(Engine):
         self.templates: dict[str, list[Any]] = {}
         self._first_ids: set[str] = set()  # ids of first cases of a new signature
         self._edge_turns: dict[str, int] = {}  # per API: the next edge mechanism's turn
-        # The order of first visits: from the seed alone, so a resumed campaign (whose
-        # restored stats say which APIs had their visit) goes on where it stopped.
-        order = np.random.default_rng([seed, len(self.names)]).permutation(len(self.names))
-        self._breadth = [self.names[i] for i in order]
-        self._breadth_at = 0  # the APIs before this index all had a valid group
         self._first_cost = 0.0  # EMA of the slowest backend's time on such a case
         self._later_cost = 0.0  # EMA of the same for every other case
         self.reseed(None)
@@ -307,19 +289,18 @@ class ApiEngine(Engine):
 
     # ---- internals ----------------------------------------------------------------------
     def _next_group(self) -> list[ApiCase]:
-        spec, first = self._pick()
+        if self._cdf is None:
+            weights = np.array([self.stats[n].weight for n in self.names])
+            self._cdf = np.cumsum(weights) / weights.sum()
+        index = int(np.searchsorted(self._cdf, self.rng.random(), side="right"))
+        spec = self.specs[self.names[min(index, len(self.names) - 1)]]
         lo, hi = self.group_size
         size = int(self.rng.integers(lo, hi + 1))
-        if first:
-            size = min(size, FIRST_VISIT)
         if spec.shapes:
-            self.stats[spec.api].groups += 1
             return self._rule_group(spec, size)
-        if not first:
-            size = self.grown(size)
+        size = self.grown(size)
         if self.violate_share and self.rng.random() < violate_share(
                 self.violate_share, self.stats[spec.api]):
-            # A violate group does not count as the visit: the API stays next in line.
             if self.edge_share and self.rng.random() < RANK_EDGE_P:
                 draws = self._break_rank(spec, size)
             else:
@@ -329,31 +310,13 @@ class ApiEngine(Engine):
         draws, new = self._valid_group(spec, size)
         stats = self.stats[spec.api]
         stats.groups += 1
-        if first and self.edge_share:
-            half = len(draws) // 2
-            draws = draws[:half] + (edge_group(draws[half:], self.rng,
-                                               self._edge_turn(spec.api)) or draws[half:])
-        elif edge_visit(self.edge_share, stats.groups - 1):
+        if edge_visit(self.edge_share, stats.groups - 1):
             draws = edge_group(draws, self.rng, self._edge_turn(spec.api)) or draws
         draws = [self._judged(spec, d) for d in draws]
         cases = [self._case(spec, d) for d in draws]
         if new and cases:
             self._first_ids.add(cases[0].id)
         return cases
-
-    def _pick(self) -> tuple[LibSpec, bool]:
-        """The API of the next group, and whether this is its first visit: breadth first
-        (``FIRST_VISIT``), then by energy (``schedule.py``)."""
-        while self._breadth_at < len(self._breadth):
-            name = self._breadth[self._breadth_at]
-            if not self.stats[name].groups:
-                return self.specs[name], True
-            self._breadth_at += 1
-        if self._cdf is None:
-            weights = np.array([self.stats[n].weight for n in self.names])
-            self._cdf = np.cumsum(weights) / weights.sum()
-        index = int(np.searchsorted(self._cdf, self.rng.random(), side="right"))
-        return self.specs[self.names[min(index, len(self.names) - 1)]], False
 
     def _judged(self, spec: LibSpec, draw: Any) -> Any:
         """An edge draw whose scalar outside its range breaks exactly one constraint, one
