@@ -326,22 +326,23 @@ class ApiEngine(Engine):
         itself reaches a given API in about one group in twenty."""
         if not draw.edge.startswith("outside-range:"):
             return draw
-        trusted = self._trusted(spec)
-        if not trusted:
+        target = self._violate_target(spec)
+        if target is None:
             return draw
         env = draw.env()
         broken = [c.text for c in spec.constraints if not holds(c, env)]
-        if len(broken) == 1 and broken[0] in trusted:
+        if len(broken) == 1 and broken[0] in target[1]:
             return replace(draw, violated=broken[0], edge="")
         return draw
 
-    def _trusted(self, spec: LibSpec) -> frozenset[str]:
-        """The texts of the constraints violate mode may break for this spec (cached)."""
+    def _violate_target(self, spec: LibSpec) -> tuple[LibSpec, frozenset[str]] | None:
+        """``_violate_spec`` of this spec, cached until the spec learns a constraint."""
         cached = self._violate_specs.get(spec.api)
         if cached is None or cached[0] is not spec:
             cached = (spec, self._violate_spec(spec, self._weak(spec.api)))
             self._violate_specs[spec.api] = cached
-        return cached[1][1] if cached[1] is not None else frozenset()
+        target: tuple[LibSpec, frozenset[str]] | None = cached[1]
+        return target
 
     def _valid_group(self, spec: LibSpec, size: int) -> tuple[list[Any], bool]:
         """A group of valid draws: of a new signature, or (as often as the measured
@@ -431,9 +432,10 @@ class ApiEngine(Engine):
         """Violate-mode draws (one signature) breaking a constraint the library vouches
         for: type bounds (rank, dtype list, range) partly come from prose and can be
         narrower than what the library accepts, so only trusted constraints are broken."""
-        if not self._trusted(spec):
+        violate = self._violate_target(spec)
+        if violate is None:
             return []
-        target, texts = self._violate_specs[spec.api][1]
+        target, texts = violate
         draws = self.generator.violate_group(target, size, bounds=False, only=texts)
         if draws:
             key = f"{spec.api}: {draws[0].violated}"
