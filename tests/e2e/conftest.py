@@ -2,9 +2,10 @@
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
-from executor_support import PLANTED, config
+from executor_support import PLANTED, config, dlfuzz_cli
 
 from dlfuzz.executor.pool import Worker
 
@@ -22,3 +23,24 @@ def worker() -> Iterator[Worker]:
     w.start()
     yield w
     w.close()
+
+
+# Four bugs planted in torch at once, found by one unaided campaign over every torch spec
+# (test_planted_edges.py: integer extremes, a rank abort, a bfloat16-only result;
+# test_planted_gradient.py: a wrong backward). One campaign instead of two saves the
+# suite five minutes; each plant shows on its own API, so none hides another.
+TORCH_PLANTS = ("planted_torch_gcd_extreme", "planted_torch_pool_rank_abort",
+                "planted_torch_hardswish_bf16", "planted_torch_tanh_backward")
+TORCH_PLANTS_BUDGET = "480s"
+
+
+@pytest.fixture(scope="session")
+def torch_plants_campaign(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder of that campaign (seed 1, default settings, no ``--apis``)."""
+    out = tmp_path_factory.mktemp("torch-plants") / "c"
+    preload = [arg for p in TORCH_PLANTS for arg in ("--preload", f"torch={p}")]
+    proc = dlfuzz_cli("run", "--engine", "api", "--backends", "torch", "--seed", "1",
+                      "--budget", TORCH_PLANTS_BUDGET, "--out", str(out), "--quiet",
+                      *preload, timeout=2400)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return out

@@ -1,7 +1,8 @@
 """Bugs only the recall mechanisms reach, found unaided (no ``--apis``) on real torch.
 
-Three bugs are planted in the torch worker at once, and one campaign runs over every
-torch spec with default settings:
+Three bugs are planted in the torch worker at once (with a fourth, the wrong tanh
+backward of ``test_planted_gradient.py``: ``conftest.torch_plants_campaign``), and one
+480 s campaign runs over every torch spec with default settings:
 
 * ``planted_torch_gcd_extreme``: ``torch.gcd`` dies of SIGFPE where the first argument
   holds its dtype's minimum and the second -1 (the integer-division crash ``torch.lcm``
@@ -33,20 +34,10 @@ from pathlib import Path
 import pytest
 from executor_support import dlfuzz_cli, planted_env
 
-PLANTS = ("planted_torch_gcd_extreme", "planted_torch_pool_rank_abort",
-          "planted_torch_hardswish_bf16")
-BUDGET = "480s"
-
 
 @pytest.fixture(scope="module")
-def bugs(tmp_path_factory) -> list[dict]:
-    out = tmp_path_factory.mktemp("edges") / "c"
-    preload = [arg for p in PLANTS for arg in ("--preload", f"torch={p}")]
-    proc = dlfuzz_cli("run", "--engine", "api", "--backends", "torch", "--seed", "1",
-                      "--budget", BUDGET, "--out", str(out), "--quiet", *preload,
-                      timeout=2400)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    listing = dlfuzz_cli("findings", str(out), "--json", timeout=120)
+def bugs(torch_plants_campaign: Path) -> list[dict]:
+    listing = dlfuzz_cli("findings", str(torch_plants_campaign), "--json", timeout=120)
     assert listing.returncode == 0, listing.stderr
     return json.loads(listing.stdout)
 

@@ -3,7 +3,7 @@
 ``planted_torch_tanh_backward``: ``torch.tanh``'s forward pass is torch's own, its
 backward is wrong wherever the output is negative. An **unaided** API campaign (no
 ``--apis``: every torch API the engine knows, the gradient cases chosen by the engine
-from the cases that ran) must find it, blame torch, confirm, reduce and reproduce it: the
+from the cases that ran; 480 s, shared with three other plants, ``conftest.py``) must find it, blame torch, confirm, reduce and reproduce it: the
 reproducer compares torch's reverse mode with central finite differences of its own
 forward pass and exits 1 with the plant, 0 without. ``--no-gradients`` runs none.
 
@@ -63,13 +63,10 @@ def _reproduces(script: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def campaign(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("gradient") / "c"
-    proc = dlfuzz_cli("run", "--engine", "api", "--backends", "torch", "--seed", "1",
-                      "--preload", f"torch={PLANT}", "--budget", "300s", "--out", str(out),
-                      "--quiet", timeout=1200)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return out
+def campaign(torch_plants_campaign: Path) -> Path:
+    """The unaided torch campaign shared with test_planted_edges.py (conftest.py): this
+    plant and three others, 480 s, every torch API."""
+    return torch_plants_campaign
 
 
 def test_an_unaided_campaign_finds_reduces_and_reproduces_a_wrong_backward(campaign) -> None:

@@ -54,8 +54,11 @@ SHARE = 0.02
 # cases proposed is dropped; a batch takes the APIs with the fewest first, the oldest
 # among equals.
 # In a campaign whose APIs queue twice what the share runs (TF.js with TensorFlow: 450
-# APIs), first-in-first-out left tf.tanh without one backward pass in 300 s.
-QUEUE = 256
+# APIs), first-in-first-out left tf.tanh without one backward pass in 300 s. The length
+# sets only how long a case waits, not how many are served (that is the share): there,
+# 256 waiting cases meant about two minutes from a forward pass to its backward one,
+# and 64 hold enough to choose the APIs never served among them.
+QUEUE = 64
 MAX_ELEMENTS = 4096  # input elements of a gradient case (finite differences: 5 forwards)
 # Edge inputs (engines/api/edges.py) whose floating inputs stay ordinary numbers: an
 # integer argument at its extremes, another rank, two equal scalars, a scalar outside
