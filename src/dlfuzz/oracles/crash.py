@@ -23,6 +23,7 @@ import re
 from dlfuzz.cases import ApiCase, Finding, Outcome
 from dlfuzz.oracles.base import Oracle, OracleContext, finding
 from dlfuzz.oracles.counterpart_votes import written_by_dlfuzz
+from dlfuzz.oracles.crash_log import crash_state, fatal_message, kept_output
 
 _WASM_DIVISION_TRAP = re.compile(r"RuntimeError: (divide|remainder) by zero")
 
@@ -66,14 +67,17 @@ class CrashOracle(Oracle):
         found = []
         for backend, o in outcomes.items():
             if o.status == "crash":
-                message = f"{o.exc_type}: {o.message}"
+                fatal = fatal_message(o.log_tail)
+                message = f"{o.exc_type}: {o.message}" + (f": {fatal}" if fatal else "")
+                state = crash_state(o.log_tail)
                 found.append(finding(self.name, "crash", case, backend, o.stage,
-                                     message, o.exc_type, log_tail=o.log_tail[-2000:],
+                                     message, o.exc_type, log_tail=kept_output(o.log_tail),
+                                     **({"crash_state": state} if state else {}),
                                      **(_in_counterpart(case, backend, ctx)
                                         or _demotion(backend, message, outcomes, ctx))))
             elif o.status in ("timeout", "oom") and others_ok - {backend}:
                 found.append(finding(self.name, o.status, case, backend, o.stage,
                                      o.message or o.status, o.status,
-                                     log_tail=o.log_tail[-2000:],
+                                     log_tail=kept_output(o.log_tail),
                                      **_in_counterpart(case, backend, ctx)))
         return found

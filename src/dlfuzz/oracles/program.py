@@ -39,6 +39,7 @@ import numpy as np
 
 from dlfuzz.cases import Finding, Outcome
 from dlfuzz.oracles.base import Oracle, OracleContext, finding
+from dlfuzz.oracles.crash_log import kept_output
 from dlfuzz.oracles.status import is_deliberate_rejection
 
 CROSS_RTOL = 1e-2
@@ -96,7 +97,7 @@ class ProgramStateOracle(Oracle):
                 found.append(finding(self.name, o.status if o.status != "oom" else "oom", case,
                                      backend, o.stage, f"{o.exc_type or o.status}: {o.message} "
                                      f"at {_edge_label(case)}", o.exc_type or o.status,
-                                     log_tail=o.log_tail[-2000:], **details))
+                                     log_tail=kept_output(o.log_tail), **details))
             elif case.negative and o.ok:
                 source = (ctx.constraint_source(case) if ctx.constraint_source is not None
                           else "") or "hand table: source not recorded"

@@ -16,7 +16,12 @@ name it)::
   backends (``keras-tf``/``keras-jax``/``keras-torch``, ``tfjs-cpu``/``tfjs-wasm``) is
   named once (``keras``) when more than one of its backends shows the mechanism on the
   case (backend-independent code), else by the one backend (its own kernel).
-* ``op``: the API or layer name reduced to its last dotted component, lower-cased,
+* ``op``: for a crash whose worker output names where it failed, its crash state
+  (``oracles.crash_log``: the top native frames under a failed CHECK, or an uncaught
+  C++ exception's type and message), ``at:`` before it, so the APIs reaching one
+  failing place are one bug (``tf/at:tensorshapebase.dimsize<tensorscatterop.compute<
+  threadpooldevice.compute/abort``). Else the API or layer name reduced to its last
+  dotted component, lower-cased,
   without underscores, then through ``op_aliases.json`` (``torch.slogdet`` and
   ``torch.linalg.slogdet`` -> ``slogdet``; the ``Conv2D`` layer of the model engine and
   ``torch.nn.functional.conv2d`` of the API engine -> ``conv2d``). A family row of
@@ -50,6 +55,7 @@ from typing import Any
 
 import numpy as np
 
+from dlfuzz.oracles.crash_log import state_slug
 from dlfuzz.oracles.signature import normalize_message
 from dlfuzz.oracles.special import NAN_HANDLING, input_specials
 from dlfuzz.triage.severity import severity_of
@@ -335,6 +341,9 @@ def key_parts(api: str, symptom: str, message: str, details: Mapping[str, Any],
     """(op part, mechanism part) of a key, families applied."""
     op = op_name(api)
     mech = mechanism(symptom, message, details, severity, case)
+    state = details.get("crash_state")
+    if symptom == "crash" and isinstance(state, str) and state:
+        return f"at:{state_slug(state)}", mech
     for fam in families():
         if fam.matches(op, mech, case):
             return fam.name, fam.label
