@@ -61,3 +61,22 @@ def test_a_crash_issue_says_what_happened_instead_of_values() -> None:
     assert "- Actual (tf): crash (SIGSEGV: worker killed)" in text
     assert "- Note: inputs hold -inf" in text
     assert "numpy: ok" in text
+
+
+def test_an_abort_issue_shows_its_crash_state_and_the_top_of_its_output() -> None:
+    log = ("F0000 00:00:1.5    3395 tensor_shape.cc:362] Check failed: d < dims() (1 vs. 1)\n"
+           "*** Check failure stack trace: ***\n"
+           + "".join(f"    @     0x7f2b{k:04x}  tensorflow::Frame{k}()\n" for k in range(40)))
+    crashed = {"tf": Outcome("tf", "crash", exc_type="SIGABRT", message="worker killed")}
+    state = "Frame0 < Frame1 < Frame2"
+    text = issue_markdown(facts(np.zeros(1), np.zeros(1), "", severity="crash",
+                                expectation=Expectation("runs"), outcomes=crashed,
+                                details={"crash_state": state, "log_tail": log}))
+    assert f"- Crash state (top native frames, callee first): `{state}`" in text
+    block = text.split("## Output of the crashed process (from its fatal message)\n\n```\n")[1]
+    shown = block.split("```")[0].splitlines()
+    assert shown[0].endswith("Check failed: d < dims() (1 vs. 1)") and len(shown) == 16
+    plain = issue_markdown(facts(np.zeros(1), np.zeros(1), "", severity="crash",
+                                 expectation=Expectation("runs"), outcomes=crashed,
+                                 details={"log_tail": log}))
+    assert "Output of the crashed process" not in plain  # no state: no native message

@@ -27,6 +27,9 @@ from dlfuzz.cases import Expectation, Outcome
 _SHOWN = 6  # elements of an output shown per library
 
 
+LOG_LINES = 16  # of a crash's output: its fatal message and the top of its stack
+
+
 @dataclass(frozen=True)
 class IssueFacts:
     title: str
@@ -254,6 +257,8 @@ def issue_markdown(facts: IssueFacts) -> str:
         notes.append("the input is ill-conditioned for its dtype"
                      + (f" (condition number {float(cond):.3g})" if cond else ""))
     out += [f"- Note: {n}" for n in notes]
+    if d.get("crash_state"):
+        out.append(f"- Crash state (top native frames, callee first): `{d['crash_state']}`")
     if facts.case_text:
         out += ["", facts.case_text]
     out += [f"- Input x{i}: {_preview(x, _first_special(x))}"
@@ -282,6 +287,10 @@ def issue_markdown(facts: IssueFacts) -> str:
                   if n != facts.guilty_backend]
         if others:
             out.append(f"- Other backends on the same case: {', '.join(others)}")
+    log = str(d.get("log_tail") or "")
+    if d.get("crash_state") and log:
+        out += ["", "## Output of the crashed process (from its fatal message)", "",
+                "```", *log.splitlines()[:LOG_LINES], "```"]
     if len(facts.places) > 1:
         out += ["", "## Also seen at", ""]
         out += [f"- {p.get('backend')}: {p.get('api')} ({p.get('dtypes')}, "
