@@ -57,6 +57,40 @@ def test_every_api_keeps_a_floor_and_hangs_halve_the_energy() -> None:
     assert hanging.weight > 0
 
 
+def test_an_all_rejected_edge_group_does_not_sink_the_api() -> None:
+    """An API's first group is an edge one; all 16 of its cases rejected (an axis at
+    INT_MAX in each) must leave the API about where a fresh one is, not at a tenth of a
+    healthy API's energy (three APIs with known bugs got no second group that way)."""
+    rejected = _fed([{"tf:exception:InvalidArgumentError:axis"}] * 16, ok=False)
+    edge_first = _fed([{"tf:exception:InvalidArgumentError:axis"}] * 16, ok=False)
+    edge_first.edge_tried = 16
+    fresh = ApiStats()
+    assert edge_first.valid_rate == fresh.valid_rate
+    assert edge_first.weight > 0.5 * fresh.weight
+    assert rejected.weight < 0.25 * fresh.weight  # ordinary inputs all rejected: it sinks
+    edge_first.tried += 10
+    edge_first.ran_somewhere += 10  # then ordinary inputs run
+    assert edge_first.valid_rate > 0.9
+
+
+def test_the_engine_counts_edge_cases_apart_and_a_resume_keeps_them() -> None:
+    name = "torch.cumsum"
+    specs = {name: load_library("torch")[name]}
+    engine = ApiEngine(seed=1, libraries=("torch",), specs=specs, counterparts={},
+                       violate_share=0.0, edge_share=1.0)
+    cases = engine.propose(8)
+    assert all(c.expect.startswith("edge:") for c in cases), [c.expect for c in cases]
+    for case in cases:
+        engine.feedback(case, {"torch": Outcome("torch", "exception", exc_type="IndexError",
+                                                message="Dimension out of range")}, [])
+    row = engine.api_stats()[name]
+    assert row["tried"] == 8 and row["edge_tried"] == 8 and row["valid_rate"] == 0.5
+    again = ApiEngine(seed=1, libraries=("torch",), specs=specs, counterparts={},
+                      violate_share=0.0, edge_share=1.0)
+    again.load_api_stats({name: row})
+    assert again.stats[name].edge_tried == 8 and again.stats[name].valid_rate == 0.5
+
+
 def test_a_slow_api_gets_less_energy_than_a_fast_one() -> None:
     fast, slow = _fed([{"torch:ok"}] * 20), _fed([{"torch:ok"}] * 20)
     fast.seconds, slow.seconds = 20 * 0.001, 20 * COST_SCALE

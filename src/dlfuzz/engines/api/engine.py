@@ -115,8 +115,9 @@ POOL_MAX = 32
 COST_EMA = 0.05  # smoothing of the measured first-case and later-case costs
 COSTLY = frozenset({"timeout", "crash", "oom"})
 # The counters of an API's stats a resumed campaign restores (what ``api_stats`` stored).
-RESTORED = ("tried", "ran_somewhere", "ran_everywhere", "costly", "crashes", "findings",
-            "novel", "violate_tried", "violate_native", "seconds", "groups")
+RESTORED = ("tried", "ran_somewhere", "edge_tried", "edge_ran", "ran_everywhere", "costly",
+            "crashes", "findings", "novel", "violate_tried", "violate_native", "seconds",
+            "groups")
 # Constraints a violate-mode input may break: those the library's own code, errors or
 # operator definitions vouch for. Prose, LLM and hand-written ones can be narrower than
 # what the library accepts, and breaking a wrong constraint makes a false report.
@@ -277,6 +278,9 @@ class ApiEngine(Engine):
         self._measure(case, outcomes)
         stats.tried += 1
         stats.ran_somewhere += any(o.ok for o in own)
+        if case.expect.startswith("edge:"):
+            stats.edge_tried += 1
+            stats.edge_ran += any(o.ok for o in own)
         stats.ran_everywhere += bool(outcomes) and all(o.ok for o in outcomes.values())
         if draw is None or not own:
             return
