@@ -85,6 +85,7 @@ def test_kept_output_starts_at_the_fatal_line_without_the_module_list() -> None:
     kept = kept_output("x" * 5000 + "\n" + TF_ABORT)
     assert kept.startswith("F0000") and "Extension modules" not in kept
     assert len(kept) <= KEEP
+    assert kept_output("z" * 5000 + "\n" + XLA_THROW).startswith("terminate called")
     tail = kept_output("y" * 5000 + "\nExtension modules: a, b (total: 2)\n")
     assert "Extension modules" not in tail and len(tail) <= KEEP
 

@@ -11,8 +11,9 @@ The **crash state** is the top ``STATE_FRAMES`` native frames under the fatal me
 logging and runtime frames left out, as ClusterFuzz keys crashes: two APIs that abort at
 the same place of the same kernel (TensorFlow's ``tensor_scatter_nd_sub`` and
 ``tensor_scatter_nd_max`` both in ``TensorScatterOp::Compute``) are one bug, and one API
-aborting at two places is two. Without a native stack there is no crash state, and the
-root cause stays per API (``triage.root_cause``).
+aborting at two places is two. An uncaught C++ exception prints no stack: its type and
+message are the state. Without either there is no crash state, and the root cause stays
+per API (``triage.root_cause``).
 """
 
 from __future__ import annotations
@@ -116,10 +117,10 @@ def state_slug(state: str) -> str:
 
 def kept_output(log: str) -> str:
     """``KEEP`` characters worth keeping: faulthandler's extension-module list dropped;
-    where a fatal message is printed, the output from it on (its stack first), else the
-    last characters."""
+    where a fatal message (a failed CHECK, an uncaught exception) is printed, the output
+    from it on (its stack first), else the last characters."""
     text = _EXTENSION_MODULES.sub("", log)
-    found = list(_GLOG_FATAL.finditer(text))
+    found = list(_GLOG_FATAL.finditer(text)) or list(_CXX_WHAT.finditer(text))
     if found:
         return text[found[-1].start():][:KEEP]
     return text[-KEEP:]

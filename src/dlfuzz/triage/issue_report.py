@@ -25,8 +25,6 @@ import numpy as np
 from dlfuzz.cases import Expectation, Outcome
 
 _SHOWN = 6  # elements of an output shown per library
-
-
 LOG_LINES = 16  # of a crash's output: its fatal message and the top of its stack
 
 
