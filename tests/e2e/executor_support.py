@@ -29,6 +29,29 @@ def dlfuzz_cli(*args: str, **kw: object) -> subprocess.CompletedProcess:
                           text=True, env=planted_env(), **kw)  # type: ignore[call-overload]
 
 
+def campaign_digest(out: Path, apis: tuple[str, ...]) -> str:
+    """What an unaided campaign did, for the message of a test that finds its plant
+    missing: the cases, triage's seconds and the gradient counters, the per-API stats
+    of ``apis`` (reached? how often?) and every bug, flaky and unreproduced ones too."""
+    import json
+    import sqlite3
+
+    with sqlite3.connect(out / "campaign.db") as db:
+        counters = dict(db.execute("SELECT name, value FROM counters").fetchall())
+        cases, seconds = db.execute("SELECT SUM(cases), SUM(seconds) FROM batches").fetchone()
+    kept = {k: v for k, v in counters.items()
+            if k.startswith(("triage_", "gradient_cases", "dtype_checks", "outcome:"))}
+    stats = dlfuzz_cli("findings", str(out), "--stats", "--json", timeout=120)
+    rows = json.loads(stats.stdout) if stats.returncode == 0 else {}
+    listing = dlfuzz_cli("findings", str(out), "--json", "--all", timeout=120)
+    bugs = json.loads(listing.stdout) if listing.returncode == 0 else []
+    return "\n".join([
+        f"{cases} cases in {seconds or 0:.0f} s of batches; {kept}",
+        *(f"{api}: {rows.get(api, 'never tried')}" for api in apis),
+        *(f"bug {b['api']} {b['symptom']} {b['severity']} {b.get('status', '')} "
+          f"{b['guilty_backend']}" for b in bugs)])
+
+
 def config(backend: str = "numpy", **kwargs: object) -> WorkerConfig:
     kwargs.setdefault("case_timeout_s", TIMEOUT_S)
     kwargs.setdefault("start_timeout_s", 60.0)

@@ -198,3 +198,43 @@ def test_stats_are_stored_shown_and_restored(tmp_path, capsys, monkeypatch) -> N
     again.load_api_stats(rows)
     assert again.stats[name].tried == 12
     assert isinstance(again.stats[name].seconds, float)
+
+
+def _visits(seed: int, groups_per_api: float, sunk: int) -> dict[str, int]:
+    engine = ApiEngine(seed=seed, libraries=("tf",), gradients=False, violate_share=0.0)
+    engine.stats[engine.names[sunk]].costly = 50  # energy at its floor
+    for _ in range(int(groups_per_api * len(engine.names))):
+        engine._next_group()
+    return engine.visits
+
+
+def test_coverage_groups_leave_no_api_unvisited_by_chance(monkeypatch) -> None:
+    """A quarter of the groups go to the API visited least (until each has had two):
+    once there are twice as many groups as APIs, each of the 400-odd tf APIs has had
+    one, an API whose energy is at its floor (every case of it hung) included, where
+    draws by energy alone leave about a seventh of them unvisited. Ties are broken by an
+    order from the seed, so a seed gives the same visits."""
+    visits = _visits(1, 2.0, sunk=200)
+    assert len(visits) > 300
+    assert min(visits.values()) >= 1, sorted(visits.items(), key=lambda kv: kv[1])[:5]
+    assert _visits(1, 2.0, sunk=200) == visits
+    monkeypatch.setattr("dlfuzz.engines.api.engine.COVERAGE_SHARE", 0.0)
+    alone = _visits(1, 2.0, sunk=200)
+    assert sum(v == 0 for v in alone.values()) > len(alone) / 20
+
+
+def test_coverage_stops_once_every_api_had_its_visits() -> None:
+    """Past the floor of visits the energy schedule alone decides: an API whose cases
+    all hang is then sampled as rarely as its energy says (coverage groups would give
+    it a quarter of them)."""
+    engine = ApiEngine(seed=3, libraries=("torch",), apis=["gcd", "add"],
+                       gradients=False, violate_share=0.0)
+    for _ in range(8):
+        engine._next_group()
+    assert min(engine.visits.values()) >= 2 and engine._uncovered == 0
+    engine.stats["torch.gcd"].costly = 6
+    engine._cdf = None
+    before = engine.visits["torch.gcd"]
+    for _ in range(400):
+        engine._next_group()
+    assert engine.visits["torch.gcd"] - before < 0.1 * 400

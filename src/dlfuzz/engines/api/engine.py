@@ -29,7 +29,9 @@ or a counterpart), and it counts as valid when any backend runs it.
 APIs are picked by energy (``schedule.py``, an AFL-style power schedule): valid rate
 and yield (the share of an API's cases that showed something new) raise it, each case
 that hangs or kills a worker halves it, and a floor keeps every API in play; violate
-mode leans toward APIs whose rejections come from native code. A share of the valid
+mode leans toward APIs whose rejections come from native code. Until every API has had
+two groups, a quarter of the groups (``COVERAGE_SHARE``) go to the API visited least
+instead, so no API is left unvisited by chance while others get their tenth group. A share of the valid
 groups (``edge_share``) are edge inputs (``edges.py``): integer extremes, one special
 float argument, a scalar outside its range, an empty dimension, or (from the violate
 share) a rank outside its bound. Which of an API's groups are edge ones is stratified,
@@ -100,6 +102,18 @@ EDGE_SHARE = 0.35
 # Of the violate-mode groups, this share breaks a tensor's rank bound instead (an edge
 # input: ``_break_rank``), where aborts on unsupported ranks are.
 RANK_EDGE_P = 0.5
+# Until every API has had COVERAGE_VISITS groups, a quarter of the groups go to the API
+# visited least (ties in an order drawn from the seed); the rest, and all of them after,
+# are drawn by energy. A floor on visits, where ``schedule.MIN_WEIGHT`` is one on
+# energy: drawn by energy alone an API is missed by chance (with 450 APIs and about
+# 1,000 groups in a 300 s TF.js + TensorFlow campaign about one in ten got no group;
+# tf.tanh, planted wrong, was among them in one CI run), and an API's first group is an
+# edge one (``schedule.edge_visit``), so its second is its first of ordinary values
+# (what the differential oracle and gradient cases judge best). A coverage group fills
+# exactly such a gap, so a quarter of the groups closes it within the first few
+# cycles, at a quarter of the re-visits; after that the energy schedule alone decides.
+COVERAGE_SHARE = 0.25
+COVERAGE_VISITS = 2
 # Signature reuse (rule APIs and per-library APIs alike). A new (shapes, dtypes, static
 # arguments) costs a compilation in jax (even op by op), jax.jit, torch.compile and XLA:
 # 50 ms to seconds; in numpy or eager torch it costs nothing. So each API keeps a pool of signatures, and a
@@ -217,6 +231,13 @@ class ApiEngine(Engine):
         self._edge_turns: dict[str, int] = {}  # per API: the next edge mechanism's turn
         self._first_cost = 0.0  # EMA of the slowest backend's time on such a case
         self._later_cost = 0.0  # EMA of the same for every other case
+        # Coverage groups (``COVERAGE_SHARE``): groups proposed per API, in any mode, and
+        # the order that breaks ties among the least visited (from the seed alone).
+        self.visits: dict[str, int] = dict.fromkeys(self.names, 0)
+        order = np.random.default_rng([seed, 0xC0FE]).permutation(len(self.names))
+        self._coverage_order = {self.names[int(k)]: rank for rank, k in enumerate(order)}
+        self._coverage_credit = 0.0
+        self._uncovered = len(self.names)  # APIs with fewer than COVERAGE_VISITS visits
         self.reseed(None)
 
     def reseed(self, batch: int | None) -> None:
@@ -231,6 +252,7 @@ class ApiEngine(Engine):
                                       specials=self.specials)
         self.rulegen.rng = np.random.default_rng(streams[2])
         self._pending = []
+        self._coverage_credit = 0.0  # which of a batch's groups cover: from 0 each batch
 
     # ---- Engine protocol ----------------------------------------------------------------
     def propose(self, n: int) -> list[Any]:
@@ -292,12 +314,26 @@ class ApiEngine(Engine):
             self._learn(spec, draw, rejected)
 
     # ---- internals ----------------------------------------------------------------------
-    def _next_group(self) -> list[ApiCase]:
+    def _next_api(self) -> str:
+        """The next group's API: while some API has had fewer than ``COVERAGE_VISITS``
+        groups, the least visited one for ``COVERAGE_SHARE`` of the groups; else one
+        drawn by energy (``schedule.py``)."""
+        if self._uncovered:
+            self._coverage_credit += COVERAGE_SHARE
+            if self._coverage_credit >= 1.0:
+                self._coverage_credit -= 1.0
+                return min(self.names, key=lambda n: (self.visits[n], self._coverage_order[n]))
         if self._cdf is None:
             weights = np.array([self.stats[n].weight for n in self.names])
             self._cdf = np.cumsum(weights) / weights.sum()
         index = int(np.searchsorted(self._cdf, self.rng.random(), side="right"))
-        spec = self.specs[self.names[min(index, len(self.names) - 1)]]
+        return self.names[min(index, len(self.names) - 1)]
+
+    def _next_group(self) -> list[ApiCase]:
+        name = self._next_api()
+        self.visits[name] += 1
+        self._uncovered -= self.visits[name] == COVERAGE_VISITS
+        spec = self.specs[name]
         lo, hi = self.group_size
         size = int(self.rng.integers(lo, hi + 1))
         if spec.shapes:
@@ -647,6 +683,10 @@ class ApiEngine(Engine):
                 continue
             for key in RESTORED:  # each counter keeps its type (int counts, float seconds)
                 setattr(stats, key, type(getattr(stats, key))(row.get(key, 0)))
+            # Visits in any mode are not stored: valid groups stand for them, so a
+            # resumed campaign's coverage groups go on to the APIs least tried.
+            self.visits[name] = max(self.visits[name], stats.groups)
+        self._uncovered = sum(v < COVERAGE_VISITS for v in self.visits.values())
         self._cdf = None
 
     def summary(self) -> dict[str, dict[str, float]]:

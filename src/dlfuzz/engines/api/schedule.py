@@ -1,8 +1,9 @@
 """Where the API engine spends its budget: per-API energy from what each API yields.
 
 An AFL-style power schedule over APIs instead of inputs. Every API keeps a floor of
-energy (``MIN_WEIGHT`` of a healthy API's), so none is ever dropped; above it, energy
-grows with
+energy (``MIN_WEIGHT`` of a healthy API's), so none is ever dropped (and the engine's
+coverage groups, ``engine.COVERAGE_SHARE``, give every API its first two groups before
+energy alone decides); above it, energy grows with
 
 * the valid rate of its ordinary inputs: an API whose inputs never run (a spec wrong
   for the installed release) teaches little. Edge inputs (``edges.py``) do not count:
