@@ -71,6 +71,23 @@ def test_the_apis_served_least_go_first_and_the_most_served_are_dropped() -> Non
     assert [c.api for c in first] == ["torch.tanh"]  # never served: ahead of the backlog
 
 
+def test_an_api_never_served_keeps_its_one_waiting_case() -> None:
+    """Among APIs none of which had a backward pass yet, a full queue drops a case of
+    the API with the most waiting, not the oldest case: an API visited once (its one
+    ordinary group) is not pushed out by another's many cases (with coverage groups, a
+    TF.js + TensorFlow campaign queued 1,025 and dropped 587 before serving tf.tanh)."""
+    from dlfuzz.engines.api import gradients
+
+    queue = GradientQueue()
+    queue.offer(_case("torch.tanh", X), _ok(X), [], deterministic=True)  # the oldest
+    for k in range(gradients.QUEUE * 4):
+        queue.offer(_case(f"torch.other{k % 8}", X + k), _ok(X), [], deterministic=True)
+    assert len(queue.waiting) == gradients.QUEUE
+    assert queue.counts["gradient_cases_dropped"] >= 1
+    assert [c.api for c in queue.waiting].count("torch.tanh") == 1
+    assert [c.api for c in queue.take(int(1 / SHARE) + 1)] == ["torch.tanh"]  # oldest
+
+
 def test_cases_whose_gradient_says_nothing_are_not_queued() -> None:
     nan = np.array([np.nan, 1.0], np.float32)
     assert _offered(_case("torch.tanh", nan)) == []

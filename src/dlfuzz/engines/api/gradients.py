@@ -51,8 +51,8 @@ HALF = ("float16", "bfloat16")
 # passes (15 % did: 80 % of a cumsum campaign's time).
 SHARE = 0.02
 # Gradient cases waiting. Past it, the oldest case of the API with the most gradient
-# cases proposed is dropped; a batch takes the APIs with the fewest first, the oldest
-# among equals.
+# cases proposed and waiting is dropped; a batch takes the APIs with the fewest proposed
+# first, the oldest among equals.
 # In a campaign whose APIs queue twice what the share runs (TF.js with TensorFlow: 450
 # APIs), first-in-first-out left tf.tanh without one backward pass in 300 s. The length
 # sets only how long a case waits, not how many are served (that is the share): there,
@@ -120,9 +120,12 @@ class GradientQueue:
         self.queued[case.api] += 1
         self.counts["gradient_cases_queued"] += 1
         if len(self.waiting) >= QUEUE:
-            # the oldest of the most served API goes
-            drop = max(range(len(self.waiting)),
-                       key=lambda k: (self.taken[self.waiting[k].api], -k))
+            # The oldest case of the API with the most cases served and waiting goes: an
+            # API that never had a backward pass keeps its one waiting case, while
+            # one that queued five from a group of sixteen loses one of those.
+            waiting = Counter(c.api for c in self.waiting)
+            drop = max(range(len(self.waiting)), key=lambda k: (
+                self.taken[self.waiting[k].api] + waiting[self.waiting[k].api], -k))
             del self.waiting[drop]
             self.counts["gradient_cases_dropped"] += 1
         self.waiting.append(GradCase(case, token, _still(case.api, outcomes), structure))
