@@ -43,19 +43,13 @@ def bugs(torch_plants_campaign: Path) -> list[dict]:
     listing = dlfuzz_cli("findings", str(torch_plants_campaign), "--json", timeout=120)
     assert listing.returncode == 0, listing.stderr
     found: list[dict] = json.loads(listing.stdout)
-    if found:  # what the campaign did, for the message of a test that misses its plant
-        found[0]["digest"] = campaign_digest(torch_plants_campaign, PLANT_APIS)
     return found
 
 
-def _digest(bugs: list[dict]) -> str:
-    return bugs[0].get("digest", "") if bugs else "no bug at all"
-
-
-def _one(bugs: list[dict], api: str, severity: str) -> dict:
+def _one(bugs: list[dict], api: str, severity: str, campaign: Path) -> dict:
     mine = [b for b in bugs if b["api"] == api and b["severity"] == severity
             and b["guilty_backend"] == "torch"]
-    assert mine, _digest(bugs)
+    assert mine, campaign_digest(campaign, PLANT_APIS)  # evaluated only on failure
     assert mine[0]["confirmed"]
     return mine[0]
 
@@ -68,20 +62,20 @@ def _repro(script: str, planted: str | None) -> subprocess.CompletedProcess:
                           timeout=300, env=planted_env())
 
 
-def test_integer_extremes_find_the_division_crash(bugs) -> None:
-    bug = _one(bugs, "torch.gcd", "crash")
+def test_integer_extremes_find_the_division_crash(bugs, torch_plants_campaign) -> None:
+    bug = _one(bugs, "torch.gcd", "crash", torch_plants_campaign)
     assert "SIGFPE" in bug["message"]
     script = bug["repro"]["torch"]
     assert _repro(script, "planted_torch_gcd_extreme").returncode != 0
     assert _repro(script, None).returncode == 0
 
 
-def test_a_rank_outside_the_bound_finds_the_abort(bugs) -> None:
+def test_a_rank_outside_the_bound_finds_the_abort(bugs, torch_plants_campaign) -> None:
     # lp_pool2d calls avg_pool2d: the abort may first be reached through it.
     found = [b for b in bugs if b["api"] in ("torch.nn.functional.avg_pool2d",
                                              "torch.nn.functional.lp_pool2d")
              and b["severity"] == "crash" and b["confirmed"]]
-    assert found, _digest(bugs)
+    assert found, campaign_digest(torch_plants_campaign, PLANT_APIS)
     bug = found[0]
     assert "SIGABRT" in bug["message"]
     case = json.loads((Path(bug["dir"]) / "case.json").read_text())
@@ -90,8 +84,9 @@ def test_a_rank_outside_the_bound_finds_the_abort(bugs) -> None:
     assert _repro(script, "planted_torch_pool_rank_abort").returncode != 0
 
 
-def test_the_dtype_oracle_finds_a_bfloat16_only_wrong_result(bugs) -> None:
-    bug = _one(bugs, "torch.nn.functional.hardswish", "wrong-result")
+def test_the_dtype_oracle_finds_a_bfloat16_only_wrong_result(bugs, torch_plants_campaign
+                                                              ) -> None:
+    bug = _one(bugs, "torch.nn.functional.hardswish", "wrong-result", torch_plants_campaign)
     assert "bfloat16" in bug["message"] and "float64" in bug["message"]
     script = bug["repro"]["torch"]
     patched = _repro(script, "planted_torch_hardswish_bf16")

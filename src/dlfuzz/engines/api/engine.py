@@ -106,8 +106,8 @@ RANK_EDGE_P = 0.5
 # visited least (ties in an order drawn from the seed); the rest, and all of them after,
 # are drawn by energy. A floor on visits, where ``schedule.MIN_WEIGHT`` is one on
 # energy: drawn by energy alone an API is missed by chance (with 450 APIs and about
-# 1,000 groups in a 300 s TF.js + TensorFlow campaign about one in ten got no group;
-# tf.tanh, planted wrong, was among them in one CI run), and an API's first group is an
+# 1,000 groups in a 300 s TF.js + TensorFlow campaign about one in ten got no group, and
+# one CI run never checked tf.tanh's planted backward), and an API's first group is an
 # edge one (``schedule.edge_visit``), so its second is its first of ordinary values
 # (what the differential oracle and gradient cases judge best). A coverage group fills
 # exactly such a gap, so a quarter of the groups closes it within the first few
