@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -33,9 +35,6 @@ def campaign_digest(out: Path, apis: tuple[str, ...]) -> str:
     """What an unaided campaign did, for the message of a test that finds its plant
     missing: the cases, triage's seconds and the gradient counters, the per-API stats
     of ``apis`` (reached? how often?) and every bug, flaky and unreproduced ones too."""
-    import json
-    import sqlite3
-
     with sqlite3.connect(out / "campaign.db") as db:
         counters = dict(db.execute("SELECT name, value FROM counters").fetchall())
         cases, seconds = db.execute("SELECT SUM(cases), SUM(seconds) FROM batches").fetchone()
