@@ -19,6 +19,7 @@ import pytest
 from executor_support import TIMEOUT_S, case, config, ok_case
 
 from dlfuzz.cases import ApiCase, Call, Outcome, Ref, Tensor
+from dlfuzz.errors import InternalError
 from dlfuzz.executor import protocol
 from dlfuzz.executor.pool import Pool, Worker, WorkerConfig
 from dlfuzz.executor.protocol import encode_cases
@@ -161,6 +162,24 @@ def test_frame_reader_handles_partial_frames_and_garbage() -> None:
         os.close(r)
         if w >= 0:
             os.close(w)
+
+
+def test_a_message_beyond_a_frame_is_an_internal_error_naming_its_size(monkeypatch) -> None:
+    """A frame's length field holds 4 bytes: a larger message is a dlfuzz bug (engines
+    cap their cases far below it), told as such with its size, and nothing is written
+    (struct's "'I' format requires ..." ended a CI campaign). The limit is lowered so the
+    test needs no 4 GiB message."""
+    monkeypatch.setattr(protocol, "MAX_FRAME", 100)
+    r, w = os.pipe()
+    try:
+        with pytest.raises(InternalError, match=r"'run' message of [\d,]+ bytes"):
+            protocol.send(w, ("run", [b"x" * 1000]))
+        os.set_blocking(r, False)
+        with pytest.raises(BlockingIOError):
+            os.read(r, 1)
+    finally:
+        os.close(r)
+        os.close(w)
 
 
 def _frame(message: object) -> bytes:

@@ -233,6 +233,32 @@ def test_unsatisfiable_spec_gives_best_effort(tmp_path):
         assert not satisfied(d)
 
 
+def test_constraints_asking_for_a_huge_tensor_get_a_capped_one(tmp_path):
+    """Dimensions of 64 each are within the setters' DIM_CAP, yet five of them made a
+    float32 tensor of 4 GiB, which a CI campaign drew in the host and could not send to a
+    worker. Four here (64 MiB: a broken cap fails the test without exhausting memory).
+    The setters refuse props beyond ELEMENTS_CAP: the draw stays small and breaks what it
+    must (a best effort, as for an unsatisfiable spec)."""
+    from dlfuzz.engines.api.setters import ELEMENTS_CAP
+
+    raw = {"format": 2, "library": "torch", "apis": [{"api": "torch.abs", "params": [
+        {"name": "input", "type": ["tensor"], "rank": [4, 4], "dtypes": ["float32"]},
+        {"name": "others", "type": ["tensors"], "count": [1, 3], "rank": [1, 1],
+         "dtypes": ["float32"]}],
+        "constraints": [*(f"input.shape[{i}] == 64" for i in range(4)),
+                        "others.shape[0] == 64", "len(others) == 3000"]}]}
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(raw))
+    spec = load_file(path)[0]
+    g = LibGenerator(np.random.default_rng(0), "adjust")
+    for _ in range(5):
+        d = g.draw(spec)
+        assert d.values["input"].size <= ELEMENTS_CAP
+        assert sum(a.size for a in d.values["others"]) <= ELEMENTS_CAP
+        assert d.values["input"].shape.count(64) >= 2  # the constraints were followed
+        assert not satisfied(d)
+
+
 # ---- violate ----------------------------------------------------------------------------------
 @pytest.mark.parametrize("mode", ["adjust", Z3])
 def test_violate_breaks_exactly_the_named_constraint(specs, mode):

@@ -238,3 +238,17 @@ def test_coverage_stops_once_every_api_had_its_visits() -> None:
     for _ in range(400):
         engine._next_group()
     assert engine.visits["torch.gcd"] - before < 0.1 * 400
+
+
+def test_cases_beyond_the_size_limit_are_dropped_and_counted(monkeypatch) -> None:
+    """The last guard against a huge input (a CI campaign once drew a 4 GiB one): no
+    proposed case holds more input bytes than MAX_CASE_BYTES, and the campaign's
+    counters say how many were dropped. (The limit is lowered to a few hundred bytes so
+    that ordinary draws cross it.)"""
+    monkeypatch.setattr("dlfuzz.engines.api.engine.MAX_CASE_BYTES", 256)
+    engine = ApiEngine(seed=3, libraries=("torch",), apis=["add", "matmul"],
+                       gradients=False, violate_share=0.0)
+    cases = engine.propose(200)
+    assert len(cases) == 200
+    assert max(sum(len(t.data) for t in c.tensors) for c in cases) <= 256
+    assert engine.counters()["oversized_cases_dropped"] == engine.oversized > 0

@@ -40,12 +40,14 @@ from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from dlfuzz.cases import Outcome, Tensor
+from dlfuzz.errors import InternalError
 
 _MAGIC = b"DLFZ"  # garbage from a stray writer fails at once instead of as a 1 GB frame
 _HEADER = struct.Struct("<4sI")
 _CHUNK = 1 << 20
 _SMALL = 1 << 16  # frames up to this size are joined and written at once
 _KEEP_BUFFER = 8 << 20  # a reader's buffer beyond this shrinks back once it is parsed
+MAX_FRAME = 2**32 - 1  # the header's 4-byte length
 PICKLE_PROTOCOL = 5  # the newest every supported Python speaks (>= 3.8)
 
 NOTHING: Final = object()  # ``FrameReader.pop``: no complete frame buffered
@@ -82,6 +84,9 @@ def send(fd: int, message: Any, deadline: float | None = None) -> None:
     copy), a big one goes out with ``writev`` (no copy just to prepend eight bytes).
     """
     payload = pickle.dumps(message, protocol=PICKLE_PROTOCOL)
+    if len(payload) > MAX_FRAME:  # engines cap their cases far below this
+        raise InternalError(f"a {message[0]!r} message of {len(payload):,} bytes is larger "
+                            f"than a frame holds ({MAX_FRAME:,} bytes)")
     header = _HEADER.pack(_MAGIC, len(payload))
     if len(payload) <= _SMALL:
         data = header + payload

@@ -143,6 +143,12 @@ VIOLATE_SOURCES = frozenset({"validation", "error", "signature"})
 MIN_REJECTIONS = 2
 RECENT_OK = 16  # ok draws remembered per API, to check a learned constraint against
 MAX_LEARNED = 8  # error-feedback constraints added per API in one campaign
+# A proposed case whose input tensors hold more bytes than this is dropped (and counted):
+# the most a worker sends back per case (``executor.worker.MAX_OUTPUT_BYTES``). The
+# setters keep generation far below it (``setters.ELEMENTS_CAP``); this is the last
+# guard, so that no path to a huge input (a CI campaign once drew a 4 GiB one) can stop
+# a campaign or spend minutes of a worker on one case.
+MAX_CASE_BYTES = 64 << 20
 
 
 class ApiEngine(Engine):
@@ -221,6 +227,7 @@ class ApiEngine(Engine):
         self._recent_ok: dict[str, deque[dict[str, Any]]] = {}
         self._draws: dict[str, Any] = {}  # case id -> Draw, for error feedback
         self._pending: list[ApiCase] = []
+        self.oversized = 0  # cases dropped for MAX_CASE_BYTES
         self._cdf: np.ndarray | None = None
         # Rule APIs: signature pools and the measured cost of a new signature.
         self.rulegen = RuleGenerator(subnormals=subnormals_for(self.libraries))
@@ -259,11 +266,17 @@ class ApiEngine(Engine):
         out: list[Any] = self.gradients.take(n) if self.gradients is not None else []
         while len(out) < n:
             if not self._pending:
-                self._pending = self._next_group()
+                self._pending = self._within_size(self._next_group())
             take = min(n - len(out), len(self._pending))
             out.extend(self._pending[:take])
             del self._pending[:take]
         return out
+
+    def _within_size(self, cases: list[ApiCase]) -> list[ApiCase]:
+        """``cases`` without those whose inputs exceed ``MAX_CASE_BYTES``."""
+        kept = [c for c in cases if sum(len(t.data) for t in c.tensors) <= MAX_CASE_BYTES]
+        self.oversized += len(cases) - len(kept)
+        return kept
 
     def feedback(self, case: Any, outcomes: Mapping[str, Outcome],
                  findings: Sequence[Finding]) -> None:
@@ -525,8 +538,11 @@ class ApiEngine(Engine):
         return replace(spec, params=params), frozenset(c.text for c in trusted)
 
     def counters(self) -> Mapping[str, int]:
-        """Gradient cases queued and run, and their findings."""
-        return dict(self.gradients.counts) if self.gradients is not None else {}
+        """Gradient cases queued and run, their findings, and oversized cases dropped."""
+        counts = dict(self.gradients.counts) if self.gradients is not None else {}
+        if self.oversized:
+            counts["oversized_cases_dropped"] = self.oversized
+        return counts
 
     def is_deterministic(self, case: ApiCase) -> bool:
         """Whether the case's API gives the same bits for the same input (not dropout)."""

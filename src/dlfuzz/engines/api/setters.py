@@ -34,6 +34,12 @@ from dlfuzz.engines.api.typegen import (
 WINDOW = 3          # inequalities pick a target this far past the bound at most
 DIM_CAP = 64        # largest dimension a setter writes
 NUMEL_CAP = 4096    # largest element count a reshape writes
+# Largest element count a setter writes into one parameter (a tensor list's members
+# together), and the longest list: what generation itself reaches at most (the
+# ``large`` edge inputs, ``edges.LARGE_ELEMENTS``). Dimensions set one at a time stay
+# under DIM_CAP each, yet five of them at 64 made a float32 tensor of 4 GiB: drawn in the
+# host for seconds, then too large for a frame to a worker (a CI campaign died on it).
+ELEMENTS_CAP = 1 << 17
 
 
 class Setters:
@@ -54,9 +60,17 @@ class Setters:
             self.put(pp, st.props[pp.name], st)
 
     def put(self, pp: ParamPlan, props: TensorProps, st: State,
-            count: int | None = None) -> None:
-        st.set_props(pp.name, props, count,
-                     self.tg.drawer(st, pp) if st.phase == 2 else None)
+            count: int | None = None) -> bool:
+        """Write a tensor's props (drawing its values in phase 2); False, and the state
+        left as it was, where they would exceed ``ELEMENTS_CAP``."""
+        if count is None:
+            value = st.values.get(pp.name)
+            count = len(value) if st.structures.get(pp.name) == "tensors" \
+                and isinstance(value, list) else 1
+        if _numel(props.shape) * count > ELEMENTS_CAP:
+            return False
+        st.set_props(pp.name, props, count, self.tg.drawer(st, pp) if st.phase == 2 else None)
+        return True
 
     def tensor(self, pp: ParamPlan, st: State) -> TensorProps | None:
         """The planned props of a tensor parameter, making it a tensor if it is not one
@@ -82,8 +96,7 @@ class Setters:
             shape = tuple(self.tg.dim() for _ in range(t - len(shape))) + shape
         else:
             shape = shape[len(shape) - t:]
-        self.put(pp, TensorProps(shape, props.dtype, props.min, props.max), st)
-        return True
+        return self.put(pp, TensorProps(shape, props.dtype, props.min, props.max), st)
 
     def set_dim(self, pp: ParamPlan, i: int, t: Any, st: State) -> bool:
         props = self.tensor(pp, st)
@@ -98,8 +111,7 @@ class Setters:
         if shape[i] == t:
             return False
         shape[i] = int(t)
-        self.put(pp, TensorProps(tuple(shape), props.dtype, props.min, props.max), st)
-        return True
+        return self.put(pp, TensorProps(tuple(shape), props.dtype, props.min, props.max), st)
 
     def set_dtype(self, pp: ParamPlan, t: Any, st: State) -> bool:
         props = self.tensor(pp, st)
@@ -112,8 +124,7 @@ class Setters:
             dlo, dhi = default_bounds(t, pp.p.domain)
             lo = lo if (pp.name, "min") in st.fixed else dlo
             hi = hi if (pp.name, "max") in st.fixed else dhi
-        self.put(pp, TensorProps(props.shape, t, lo, hi), st)
-        return True
+        return self.put(pp, TensorProps(props.shape, t, lo, hi), st)
 
     def set_numel(self, pp: ParamPlan, t: Any, st: State) -> bool:
         props = self.tensor(pp, st)
@@ -138,8 +149,7 @@ class Setters:
             self.rnd.shuffle(shape)
         if tuple(shape) == props.shape:
             return False
-        self.put(pp, TensorProps(tuple(shape), props.dtype, props.min, props.max), st)
-        return True
+        return self.put(pp, TensorProps(tuple(shape), props.dtype, props.min, props.max), st)
 
     def set_len(self, pp: ParamPlan, t: Any, st: State) -> bool:
         if not _is_int(t) or t < 0:
@@ -157,13 +167,12 @@ class Setters:
         if (pp.name, "length") not in st.relaxed and not lo <= t <= hi:
             return False
         cur = st.values[pp.name]
-        if len(cur) == t:
+        if len(cur) == t or t > ELEMENTS_CAP:
             return False
         if s == "tensors":
-            self.put(pp, st.props[pp.name], st, count=t)
-        else:
-            new = list(cur[:t]) + [self.tg.item(p, s) for _ in range(t - len(cur))]
-            st.set(pp.name, s, new)
+            return self.put(pp, st.props[pp.name], st, count=t)
+        new = list(cur[:t]) + [self.tg.item(p, s) for _ in range(t - len(cur))]
+        st.set(pp.name, s, new)
         return True
 
     def set_item(self, pp: ParamPlan, i: int, t: Any, st: State) -> bool:
@@ -320,8 +329,8 @@ class Setters:
             shape = tuple(d or self.rnd.randint(1, DIM_MAX) for d in props.shape)
             new = TensorProps(shape, props.dtype, lo, hi)
             changed = True
-        if changed or st.phase == 2:
-            self.put(pp, new, st)
+        if (changed or st.phase == 2) and not self.put(pp, new, st):
+            return False
         needs_reach = op not in (">", ">=") if is_min else op not in ("<", "<=")
         if st.phase == 2 and needs_reach:
             self._reach(name, prop, lo if is_min else hi, st)
