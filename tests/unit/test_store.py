@@ -1,5 +1,6 @@
 """The campaign store: clear errors for foreign directories, transactional rows."""
 
+import sqlite3
 import time
 
 import pytest
@@ -28,6 +29,15 @@ def test_create_refuses_existing_or_foreign_directories(tmp_path):
         Store.open(tmp_path / "junk")
     with pytest.raises(UsageError, match="no such directory"):
         Store.open(tmp_path / "missing")
+
+
+def test_a_database_without_its_schema_yet_is_explained(tmp_path):
+    """Between a starting run's creating campaign.db and writing its tables, a reader
+    (``findings``, ``status``) is told so, not "no such table: meta"."""
+    (tmp_path / "c").mkdir()
+    sqlite3.connect(tmp_path / "c" / "campaign.db").execute("PRAGMA user_version=0").close()
+    with pytest.raises(UsageError, match=r"campaign\.db holds no campaign yet.*try again"):
+        Store.open(tmp_path / "c")
 
 
 def test_bugs_batches_counters_round_trip(tmp_path):

@@ -136,6 +136,11 @@ class Store:
         except sqlite3.DatabaseError as exc:
             if held is not None:
                 held.release()
+            if "no such table" in str(exc):  # made, its schema not written yet
+                raise UsageError(f"{purpose} {root}: {DB_NAME} holds no campaign yet: a "
+                                 f"`dlfuzz run` starting there has not written it (try "
+                                 f"again in a moment), or it is not a dlfuzz campaign"
+                                 ) from exc
             raise UsageError(f"{purpose} {root}: {DB_NAME} is unreadable ({exc})") from exc
         except OSError as exc:
             if held is not None:
