@@ -20,6 +20,7 @@ import numpy as np
 
 from dlfuzz.cases import DTYPES
 from dlfuzz.engines.api.constraints import Node, TensorProps, Var
+from dlfuzz.engines.api.edges import LARGE_ELEMENTS
 from dlfuzz.engines.api.typegen import (
     ALL_DTYPES,
     DIM_MAX,
@@ -39,7 +40,7 @@ NUMEL_CAP = 4096    # largest element count a reshape writes
 # ``large`` edge inputs, ``edges.LARGE_ELEMENTS``). Dimensions set one at a time stay
 # under DIM_CAP each, yet five of them at 64 made a float32 tensor of 4 GiB: drawn in the
 # host for seconds, then too large for a frame to a worker (a CI campaign died on it).
-ELEMENTS_CAP = 1 << 17
+ELEMENTS_CAP = LARGE_ELEMENTS[1]
 
 
 class Setters:
@@ -63,11 +64,10 @@ class Setters:
             count: int | None = None) -> bool:
         """Write a tensor's props (drawing its values in phase 2); False, and the state
         left as it was, where they would exceed ``ELEMENTS_CAP``."""
-        if count is None:
-            value = st.values.get(pp.name)
-            count = len(value) if st.structures.get(pp.name) == "tensors" \
-                and isinstance(value, list) else 1
-        if _numel(props.shape) * count > ELEMENTS_CAP:
+        members = 1
+        if st.structures.get(pp.name) == "tensors":
+            members = len(st.values[pp.name]) if count is None else count
+        if _numel(props.shape) * members > ELEMENTS_CAP:
             return False
         st.set_props(pp.name, props, count, self.tg.drawer(st, pp) if st.phase == 2 else None)
         return True
