@@ -36,7 +36,8 @@ share of the valid groups (``edge_share``) are edge inputs (``edges.py``): integ
 extremes, one special float argument, a scalar outside its range, an empty dimension,
 or (from the violate share) a rank outside its bound. Which of an API's groups are edge ones is stratified,
 not drawn (``schedule.edge_visit``): its first group is one, so an API visited once or
-twice in a broad campaign is pushed to an edge at least once. A scalar pushed outside a
+twice in a broad campaign is pushed to an edge at least once; that first group keeps
+half its members ordinary (``FIRST_ORDINARY``), so the same visit tries both. A scalar pushed outside a
 range that the library's own check vouches for must be rejected: such an edge input is
 judged as a violate-mode one (``_judged``). Everything random comes from streams seeded
 by (seed, batch), so a seed (with the same feedback) reproduces the same cases.
@@ -113,6 +114,13 @@ RANK_EDGE_P = 0.5
 # exactly such a gap, so a quarter of the groups closes it within the first few
 # cycles, at a quarter of the re-visits; after that the energy schedule alone decides.
 COVERAGE_SHARE = 0.25
+# Of an API's first group (an edge group), this share of the members keep ordinary
+# values. A broad campaign gives most APIs one group in 300 s: all of it at an edge, an
+# API reached once never had the ordinary inputs that the differential oracle, the
+# dtype oracle and gradient cases judge best (docs/recall.md, session 23: five plants'
+# APIs reached, each with one all-edge group, three of the plants needing ordinary
+# inputs).
+FIRST_ORDINARY = 0.5
 COVERAGE_VISITS = 2
 # Signature reuse (rule APIs and per-library APIs alike). A new (shapes, dtypes, static
 # arguments) costs a compilation in jax (even op by op), jax.jit, torch.compile and XLA:
@@ -364,7 +372,11 @@ class ApiEngine(Engine):
         stats = self.stats[spec.api]
         stats.groups += 1
         if edge_visit(self.edge_share, stats.groups - 1):
-            draws = edge_group(draws, self.rng, self._edge_turn(spec.api)) or draws
+            # (Not where every group is to be an edge one: edge_share 1.)
+            keep = int(len(draws) * FIRST_ORDINARY) \
+                if stats.groups == 1 and self.edge_share < 1.0 else 0
+            edged = edge_group(draws[keep:], self.rng, self._edge_turn(spec.api))
+            draws = draws[:keep] + edged if edged else draws
         draws = [self._judged(spec, d) for d in draws]
         cases = [self._case(spec, d) for d in draws]
         if new and cases:
