@@ -109,8 +109,8 @@ RANK_EDGE_P = 0.5
 # energy: drawn by energy alone an API is missed by chance (with 450 APIs and about
 # 1,000 groups in a 300 s TF.js + TensorFlow campaign about one in ten got no group, and
 # one CI run never checked tf.tanh's planted backward), and an API's first group is an
-# edge one (``schedule.edge_visit``), so its second is its first of ordinary values
-# (what the differential oracle and gradient cases judge best). A coverage group fills
+# edge one (``schedule.edge_visit``), half of it ordinary values (``FIRST_ORDINARY``),
+# so a second group is its first full one of ordinary values. A coverage group fills
 # exactly such a gap, so a quarter of the groups closes it within the first few
 # cycles, at a quarter of the re-visits; after that the energy schedule alone decides.
 COVERAGE_SHARE = 0.25
