@@ -114,6 +114,7 @@ RANK_EDGE_P = 0.5
 # exactly such a gap, so a quarter of the groups closes it within the first few
 # cycles, at a quarter of the re-visits; after that the energy schedule alone decides.
 COVERAGE_SHARE = 0.25
+COVERAGE_VISITS = 2
 # Of an API's first group (an edge group), this share of the members keep ordinary
 # values. A broad campaign gives most APIs one group in 300 s: all of it at an edge, an
 # API reached once never had the ordinary inputs that the differential oracle, the
@@ -121,7 +122,6 @@ COVERAGE_SHARE = 0.25
 # APIs reached, each with one all-edge group, three of the plants needing ordinary
 # inputs).
 FIRST_ORDINARY = 0.5
-COVERAGE_VISITS = 2
 # Signature reuse (rule APIs and per-library APIs alike). A new (shapes, dtypes, static
 # arguments) costs a compilation in jax (even op by op), jax.jit, torch.compile and XLA:
 # 50 ms to seconds; in numpy or eager torch it costs nothing. So each API keeps a pool of signatures, and a
