@@ -128,3 +128,35 @@ def test_runs_and_rejects_end_with_one_verdict_line(tmp_path: Path) -> None:
     rc, lines = _run(tmp_path, _case("cumsum", x), Expectation("rejects"))
     assert rc == 1 and lines[-1] == ("BUG present: numpy.cumsum accepted the invalid input "
                                      "and returned a result"), lines
+
+
+def test_a_jax_hang_reproducer_waits_for_the_computation(tmp_path: Path) -> None:
+    """JAX dispatches asynchronously: ``jax.numpy.lcm`` on int32 inputs holding INT_MIN
+    never ends, yet a script that only calls it returns at once. The reproducer waits for
+    the result (``Backend.repro_wait``), so it hangs until its alarm, which is the
+    verdict of a hang; on ordinary inputs it says OK."""
+    from dlfuzz.backends.jax_backend import JaxBackend
+    from dlfuzz.triage.confirm import judge_reproducer
+
+    def lcm(x: np.ndarray, y: np.ndarray) -> ApiCase:
+        return ApiCase("lcm", (Tensor.from_numpy(x), Tensor.from_numpy(y)),
+                       (("jax", Call("jax.numpy.lcm", (Ref(0), Ref(1)))),))
+
+    def run(case: ApiCase) -> subprocess.CompletedProcess:
+        script = tmp_path / "repro_jax.py"
+        script.write_text(reproducer(JaxBackend(), case, Expectation("runs", timeout_s=3), "t"))
+        return subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                              timeout=120)
+
+    low, high = np.iinfo(np.int32).min, np.iinfo(np.int32).max
+    # The inputs of the campaign's finding (smaller ones were computed at dispatch).
+    x = np.array([high - 1, low, 10, 4, low, -1], np.int32).reshape(2, 1, 1, 3)
+    y = np.array([-8, -4, 9, -1, low, -1, 7, 4, low, -4, 3, 8, -9, 4, -10, low],
+                 np.int32).reshape(1, 4, 4, 1)
+    hang = run(lcm(x, y))
+    verdict = judge_reproducer("timeout", hang.returncode, hang.stdout, hang.stderr, 3)
+    assert verdict.reproduced and verdict.verdict == "killed by SIGALRM", (
+        verdict, hang.stdout, hang.stderr[-500:])
+    ok = run(lcm(np.array([4, 6, 10], np.int32), np.array([[3], [5]], np.int32)))
+    assert ok.returncode == 0 and ok.stdout.splitlines()[-1] == \
+        "OK: jax.numpy.lcm returned normally", ok.stdout

@@ -65,6 +65,10 @@ class Backend:
     # (``CampaignSettings.replicas``).
     compiles_per_signature: ClassVar[bool] = False
     repro_import: ClassVar[str] = ""  # the import line(s) a reproducer starts with
+    # A statement that waits for ``result`` where the library dispatches asynchronously
+    # (JAX): a reproducer that must see a call crash or hang would otherwise exit before
+    # the computation ran ("" where a call returns when it has computed).
+    repro_wait: ClassVar[str] = ""
     lowering: ClassVar[str] = ""  # name in dlfuzz.ir.lower.LOWERINGS; "" = runs no models
     case_kinds: ClassVar[tuple[str, ...]] = ("api",)  # ApiCase, and "graph" with a lowering
     model_cache_size: ClassVar[int] = 64  # built (or compiled) models kept per worker

@@ -21,6 +21,9 @@ class JaxBackend(Backend):
     compiles_per_signature = True  # each primitive, per new signature, even eagerly
     library = LIBRARY.name
     repro_import = LIBRARY.repro_header
+    # Asynchronous dispatch: jax.numpy.lcm on int32 INT_MIN hangs, and its reproducer,
+    # which exits after the call returns, said "returned normally" in 2 s.
+    repro_wait = "jax.block_until_ready(result)"
     lowering = LIBRARY.lowering
     case_kinds = ("api", "graph", "grad", "train")
 

@@ -187,6 +187,7 @@ def reproducer(backend: Backend, case: ApiCase, expectation: Expectation, title:
             f"# {expectation.note}" if expectation.note else "# the input is invalid",
             "try:",
             f"    result = {expr}",
+            *([f"    {backend.repro_wait}"] if backend.repro_wait else []),
             "except Exception as exc:  # right: the library rejects the invalid input",
             '    _verdict(0, f"OK: rejected with {type(exc).__name__}: {exc}")',
             f'_verdict(1, "BUG present: {target} accepted the invalid input and returned '
@@ -208,6 +209,8 @@ def reproducer(backend: Backend, case: ApiCase, expectation: Expectation, title:
         lines += [
             "try:",
             f"    result = {expr}",
+            *([f"    {backend.repro_wait}  # the computation, not only its dispatch"]
+              if backend.repro_wait else []),
             "except Exception as exc:  # the bug: this call must compute",
             f'    _verdict(1, f"BUG present: {target} raised {{type(exc).__name__}}: {{exc}}")',
             f'_verdict(0, "OK: {target} returned normally")',
