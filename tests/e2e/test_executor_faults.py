@@ -238,6 +238,22 @@ def test_a_signature_that_killed_the_worker_twice_is_not_run_again_in_the_batch(
         assert pool.stats()["numpy"].restarts == 2
 
 
+def test_an_api_that_killed_the_worker_three_times_is_not_run_again_in_the_batch() -> None:
+    """Deaths are also counted per API: five crashing cases of one API, each its own
+    signature (another shape: as a scalar argument such as ``rfftfreq``'s ``n`` makes
+    each case one), and after three deaths its later cases of the batch are left out;
+    another API still runs after them."""
+    crashes = [case("segfault", np.zeros((n + 1,), np.float32)) for n in range(5)]
+    batch = [ok_case(0), *crashes, ok_case(6)]
+    with Pool([config(case_timeout_s=5.0)]) as pool:
+        pool.start()
+        results = pool.run(batch)
+        assert [r["numpy"].status for r in results[1:4]] == ["crash"] * 3
+        assert all("numpy" not in r for r in results[4:6])
+        assert_ok_identity(results[6]["numpy"], 6)
+        assert pool.stats()["numpy"].restarts == 3
+
+
 def test_fresh_workers_come_from_a_spare_started_in_the_background() -> None:
     """Triage's fresh workers: the first is started on demand, and a spare starts at
     once for the next request; the spare has run nothing, is handed out with the pool's

@@ -202,6 +202,42 @@ def test_a_real_hang_still_runs_after_several_limits():
     assert hangs and seconds >= 2.0 * 0.95
 
 
+def test_triage_checks_a_hang_for_a_slow_run_in_the_background(harness: Harness,
+                                                                 tmp_path: Path):
+    """In a campaign the slow-run check (four limits in a fresh worker) runs beside the
+    fuzzing, before the reproducer: the bug is confirmed by its re-run at the limit and
+    the check's verdict comes with the reproducer's. A call of 1.5 limits becomes
+    ``slow``; a real hang stays confirmed, its check and its reproducer recorded. (A
+    store each: both are one root cause, a hang of the same API.)"""
+    slow = fault_case("sleep_first", np.array([TIMEOUT_S * 1.5, 0], np.float32))
+    hang = fault_case("sleep_first", np.array([600, 0], np.float32))
+    handled = []
+    for name, case in (("slow", slow), ("hang", hang)):
+        store = Store.create(tmp_path / name, {"test": True})
+        triage = harness.triage(store)
+        ((_, found),) = harness.check([case], ["numpy", "torch"])
+        bug_id, new = triage.handle(only_finding(found, "timeout"), case)
+        row = store.bug(bug_id)
+        assert new and row is not None
+        # Handed back before the check: confirmed by the re-run at the limit alone.
+        assert (row.status, row.confirm_hits) == ("confirmed", 1), row
+        assert row.details["hang_check"] == "pending"
+        handled.append((store, triage, bug_id))
+    rows = []
+    for store, triage, bug_id in handled:
+        assert triage.collect(wait=True) == 0
+        rows.append(store.bug(bug_id))
+        store.close()
+    slow_row, hang_row = rows
+    assert slow_row is not None and hang_row is not None
+    assert slow_row.status == "slow", slow_row.details
+    assert "not a hang" in slow_row.details["not_confirmed"]
+    assert "reproducer" not in slow_row.details  # a slow run gets no reproducer run
+    assert (hang_row.status, hang_row.confirm_hits) == ("confirmed", 2), hang_row.details
+    assert hang_row.details["hang_check"].startswith("still running after")
+    assert hang_row.details["reproducer"]["reproduced"] is True
+
+
 # ---- the standalone reproducer -------------------------------------------------------------
 
 def test_a_bug_whose_reproducer_does_not_fail_is_unreproduced(harness: Harness, store: Store):

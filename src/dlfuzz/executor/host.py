@@ -49,6 +49,12 @@ _REPEAT_TIMEOUT_SHARE = 0.1
 # come back ``SKIPPED`` and ``Pool.run`` leaves their outcome out, as for a backend that
 # does not run a case: nothing is reported about an input that never ran.
 _DEATHS_BEFORE_SKIP = 2
+# The same for a whole API (the call's target, whatever its arguments): a scalar argument
+# is part of the signature, so ``torch.fft.rfftfreq(n)`` with 16 huge ``n`` was 16
+# signatures, and 8 of them each filled the worker's memory limit and restarted it (20 s
+# of a 300 s campaign). The API's first deaths are its findings; the rest of its cases in
+# the batch would say the same at a restart each.
+_API_DEATHS_BEFORE_SKIP = 3
 _DEATHS = frozenset({"timeout", "crash", "oom"})
 SKIPPED = "skipped"  # a Worker.run status that never leaves the executor
 # Longest pause between two drains of a busy worker's results. Each wake-up of the host
@@ -129,6 +135,12 @@ def _tag(event: str, message: Any) -> str:
     if event == "message" and isinstance(message, tuple) and message:
         return str(message[0])
     return ""
+
+
+def call_target(case: Any, library: str) -> str | None:
+    """The function ``case`` calls in ``library`` (None for a case it does not call)."""
+    call = case.call_for(library) if hasattr(case, "call_for") else None
+    return None if call is None else str(call.target)
 
 
 def signature_key(case: Any, library: str) -> Any:
@@ -387,7 +399,8 @@ class Worker:
             raise ValueError(f"{len(blobs)} encoded cases for {len(cases)} cases")
         try:
             return self._run_all(blobs, progress, [self._signature_key(c) for c in cases],
-                                 [float(getattr(c, "timeout_factor", 1.0)) for c in cases])
+                                 [float(getattr(c, "timeout_factor", 1.0)) for c in cases],
+                                 [call_target(c, self.library) for c in cases])
         except BaseException:
             # Interrupted mid-batch (a dlfuzz bug, a raising ``progress``, Ctrl-C): the
             # worker may still be answering, and stale results must never be read as
@@ -401,23 +414,28 @@ class Worker:
         return signature_key(case, self.library)
 
     def _run_all(self, blobs: list[bytes], progress: Callable[[int], None] | None,
-                 keys: list[Any], factors: list[float] | None = None) -> list[Outcome]:
+                 keys: list[Any], factors: list[float] | None = None,
+                 targets: list[str | None] | None = None) -> list[Outcome]:
         """``factors``: per case, its time limit over the backend's (a case kind that
         does the work of several runs, a model's training step, says so itself with a
-        ``timeout_factor``)."""
+        ``timeout_factor``). ``targets``: per case, the API it calls (deaths counted per
+        API as well as per signature)."""
         outcomes: list[Outcome] = []
         undelivered = 0
         hung: set[Any] = set()
         deaths: Counter[Any] = Counter()
+        api_deaths: Counter[str] = Counter()
         full = self.case_timeout
         factors = factors or [1.0] * len(keys)
+        targets = targets or [None] * len(keys)
         short = max(1.0, full * _REPEAT_TIMEOUT_SHARE)
         while len(outcomes) < len(blobs):
-            k = keys[len(outcomes)]
-            if k is not None and deaths[k] >= _DEATHS_BEFORE_SKIP:
+            k, target = keys[len(outcomes)], targets[len(outcomes)]
+            if (k is not None and deaths[k] >= _DEATHS_BEFORE_SKIP) or (
+                    target is not None and api_deaths[target] >= _API_DEATHS_BEFORE_SKIP):
                 outcomes.append(Outcome(backend=self.config.backend, status=SKIPPED,
-                                        message="not run: its signature hung or crashed "
-                                                "the worker before"))
+                                        message="not run: its signature or API hung or "
+                                                "crashed the worker before"))
                 if progress is not None:
                     progress(1)
                 continue
@@ -438,11 +456,14 @@ class Worker:
                         f"last output: {self.log_tail(500).strip()[-300:]}")
                 continue
             undelivered = 0
-            for k, outcome in zip(keys[len(outcomes):], got, strict=False):
+            done = len(outcomes)
+            for k, target, outcome in zip(keys[done:], targets[done:], got, strict=False):
                 if outcome.status == "timeout" and k is not None:
                     hung.add(k)
                 if outcome.status in _DEATHS and k is not None:
                     deaths[k] += 1
+                if outcome.status in _DEATHS and target is not None:
+                    api_deaths[target] += 1
             outcomes.extend(got)
         return outcomes
 

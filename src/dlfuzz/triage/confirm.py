@@ -78,6 +78,21 @@ class Confirmation:
     runs: int
     outcomes: dict[str, Outcome] | None  # of the last re-run showing the finding
     note: str = ""
+    # A hang confirmed by its re-runs at the limit whose slow-run check (``still_hangs``)
+    # the caller runs later, in the background (``confirm(defer_hang_check=True)``).
+    hang_check_due: bool = False
+
+
+@dataclass(frozen=True)
+class SlowRun:
+    """A "hang" whose case ended within ``HANG_FACTOR`` times the limit: a slow run."""
+
+    seconds: float
+
+    @property
+    def note(self) -> str:
+        return (f"ends after {self.seconds:.1f} s, within {HANG_FACTOR:g} times the limit: "
+                "a slow run, not a hang")
 
 
 @dataclass(frozen=True)
@@ -127,14 +142,17 @@ def _normalise(message: str) -> str:
 
 
 def confirm(finding: Finding, case: Any, needed: Sequence[str], runs: int,
-            rerun: ReRun) -> Confirmation:
+            rerun: ReRun, defer_hang_check: bool = False) -> Confirmation:
     """Re-run ``case`` ``runs`` times; confirmed only if every re-run shows the signature.
 
     A hang's last re-run is the slow-run check itself (``still_hangs``: the guilty
     backend alone, ``HANG_FACTOR`` times the limit): a hang that still runs there has
     shown its signature once more. It used to come after ``runs`` re-runs at the limit,
     one limit and a worker start more per hang (a torch ``eigvals`` hang took about 70 s
-    of a 600 s campaign's triage)."""
+    of a 600 s campaign's triage). With ``defer_hang_check`` that check is not run here:
+    the hang is ``confirmed`` by its re-runs at the limit with ``hang_check_due``, and the
+    caller runs the check later (triage: in the background, before the reproducer; a
+    ``jnp.lcm`` hang's check stopped a 300 s campaign for 45 s)."""
     hits = 0
     last: dict[str, Outcome] | None = None
     still_hangs = getattr(rerun, "still_hangs", None)
@@ -155,11 +173,11 @@ def confirm(finding: Finding, case: Any, needed: Sequence[str], runs: int,
     if last is None or hits < (runs - 1 if long_last else runs):
         return Confirmation("flaky", hits, runs, last)
     if finding.symptom in _SYMPTOMS_HANG and still_hangs is not None:
+        if defer_hang_check:
+            return Confirmation("confirmed", hits, runs, last, hang_check_due=True)
         hangs, seconds = still_hangs(case, finding.guilty_backend)
         if not hangs:
-            return Confirmation("slow", hits, runs, last,
-                                f"ends after {seconds:.1f} s, within {HANG_FACTOR:g} "
-                                "times the limit: a slow run, not a hang")
+            return Confirmation("slow", hits, runs, last, SlowRun(seconds).note)
         hits = runs if long_last else hits
     return Confirmation("confirmed", hits, runs, last)
 
@@ -212,8 +230,9 @@ class FreshRerun:
                     ) -> tuple[bool, float]:
         """Whether ``case`` still runs on ``backend`` after ``factor`` times the limit,
         in a fresh worker; and the seconds it ran. A slow computation (training a large
-        network on a loaded machine) ends there; a hang does not."""
-        self.close()
+        network on a loaded machine) ends there; a hang does not. Its own worker: triage
+        calls this from its background thread while it confirms the next finding with
+        ``_fresh`` (``confirm`` has closed a hang's re-run worker before)."""
         worker = self.pool.fresh_worker(backend, timeout_factor=factor)
         try:
             t0 = time.perf_counter()

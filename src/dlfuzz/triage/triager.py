@@ -59,8 +59,10 @@ from dlfuzz.oracles.special import same_finding
 from dlfuzz.store.db import BugRow, Store
 from dlfuzz.triage.bugdir import BugFolder, write_bug_folder
 from dlfuzz.triage.confirm import (
+    HANG_FACTOR,
     ReproCheck,
     ReRun,
+    SlowRun,
     confirm,
     record_in_folder,
     rerun_in_pool,
@@ -106,6 +108,23 @@ def bug_id_for(signature: str) -> str:
     return "b" + hashlib.blake2b(signature.encode(), digest_size=5).hexdigest()
 
 
+@dataclass(frozen=True)
+class Verdict:
+    """What a confirmed bug's background check said: its reproducer's verdict and, for a
+    hang, first the slow-run check's (``slow``: the case ended within ``HANG_FACTOR``
+    limits, a slow run, and no reproducer ran)."""
+
+    repro: ReproCheck | None
+    slow: SlowRun | None = None
+    hang_seconds: float | None = None  # the hang still ran after this many seconds
+    hang_check: str = ""  # what the slow-run check said, for the bug's details
+
+    def __post_init__(self) -> None:
+        if self.hang_seconds is not None and not self.hang_check:
+            object.__setattr__(self, "hang_check", f"still running after "
+                               f"{self.hang_seconds:.0f} s ({HANG_FACTOR:g} times the limit)")
+
+
 @dataclass
 class _Waiting:
     """A confirmed bug whose reduction waits for triage's share of the time."""
@@ -138,9 +157,15 @@ class Triage:
         # backend) and how its reproducer is checked (None: not checked).
         self.rerun = rerun or rerun_in_pool(check)
         self.reproduce = reproduce
+        # A hang's slow-run check (``FreshRerun.still_hangs``: HANG_FACTOR limits in a
+        # fresh worker), run in the background before its reproducer; the cases of the
+        # confirmed hangs whose check is still to run, by bug id.
+        self.still_hangs: Callable[[Any, str], tuple[bool, float]] | None = \
+            getattr(self.rerun, "still_hangs", None)
+        self._hang_checks_due: dict[str, ApiCase] = {}
         # Reproducer checks in flight: (bug id, details, folder, verdict to come).
-        self._checks: list[tuple[str, dict[str, Any], Path, Future[ReproCheck]]] = []
-        self._latest: dict[str, Future[ReproCheck]] = {}  # each bug's latest check
+        self._checks: list[tuple[str, dict[str, Any], Path, Future[Verdict]]] = []
+        self._latest: dict[str, Future[Verdict]] = {}  # each bug's latest check
         self._check_lock = threading.Lock()
         # Seconds of campaign budget left; reduction is skipped once it is spent, so a
         # campaign ends near its budget (the bug stays confirmed, with its reproducers).
@@ -191,13 +216,16 @@ class Triage:
         t0 = time.perf_counter()
         try:
             confirmation = confirm(finding, case, needed, self.settings.confirm_runs,
-                                   self.rerun)
+                                   self.rerun, defer_hang_check=self.reproduce is not None)
         finally:
             self.seconds["confirm"] += time.perf_counter() - t0
         status, hits, last = confirmation.status, confirmation.hits, confirmation.outcomes
         details = dict(finding.details)
         if confirmation.note:
             details["not_confirmed"] = confirmation.note
+        if confirmation.hang_check_due:
+            details["hang_check"] = "pending"
+            self._hang_checks_due[bug_id] = case
         now = time.time()
         row = BugRow(
             id=bug_id, signature=finding.signature, symptom=finding.symptom,
@@ -340,14 +368,15 @@ class Triage:
             return
         folder = self.store.root / row.dir
         reproduce = self.reproduce
-        future: Future[ReproCheck] = Future()
+        future: Future[Verdict] = Future()
 
         def check() -> None:
             with self._check_lock:  # one at a time: each is a process importing a library
                 if not future.set_running_or_notify_cancel():
                     return
                 try:
-                    future.set_result(reproduce(folder, finding))
+                    future.set_result(self._background_check(bug_id, folder, finding,
+                                                             reproduce))
                 except BaseException as exc:  # noqa: BLE001 - handed to collect()
                     future.set_exception(exc)
 
@@ -362,6 +391,23 @@ class Triage:
         threading.Thread(target=check, name=f"dlfuzz-repro-{bug_id}", daemon=True).start()
         self._checks.append((bug_id, details, folder, future))
 
+    def _background_check(self, bug_id: str, folder: Path, finding: Finding,
+                          reproduce: Callable[[Path, Finding], ReproCheck]) -> Verdict:
+        """A confirmed bug's checks in the background thread: a hang's slow-run check
+        first, where it is due (one that ends there is a slow run, and no reproducer is
+        run), then the reproducer."""
+        case = self._hang_checks_due.pop(bug_id, None)
+        hang_seconds = None
+        if case is not None and self.still_hangs is not None:
+            try:
+                hangs, seconds = self.still_hangs(case, finding.guilty_backend)
+            except Exception as exc:  # noqa: BLE001 - a check that could not run
+                return Verdict(reproduce(folder, finding), hang_check=f"failed to run: {exc}")
+            if not hangs:
+                return Verdict(None, slow=SlowRun(seconds))
+            hang_seconds = seconds
+        return Verdict(reproduce(folder, finding), hang_seconds=hang_seconds)
+
     def collect(self, wait: bool = False) -> int:
         """Apply the reproducer verdicts that are in (all of them with ``wait``); the
         number of checks still running."""
@@ -375,9 +421,19 @@ class Triage:
                 continue
             del self._latest[bug_id]
             try:
-                check = future.result()
+                verdict = future.result()
             except Exception as exc:  # noqa: BLE001 - a check that failed to run
-                check = ReproCheck(None, f"the reproducer check failed: {exc}")
+                verdict = Verdict(ReproCheck(None, f"the reproducer check failed: {exc}"))
+            if verdict.hang_check:
+                details = {**details, "hang_check": verdict.hang_check}
+            if verdict.slow is not None:
+                self.store.update_bug(bug_id, status="slow", details={
+                    **details, "hang_check": "ended", "not_confirmed": verdict.slow.note})
+                continue
+            if verdict.hang_seconds is not None:
+                self.store.update_bug(bug_id, confirm_hits=self.settings.confirm_runs)
+            check = verdict.repro
+            assert check is not None  # only a slow run has no reproducer verdict
             record_in_folder(folder, check)
             details = {**details, "reproducer": check.as_meta()}
             if check.reproduced is False:
@@ -397,12 +453,15 @@ class Triage:
         self._latest = {}
 
     def unchecked_reproducers(self) -> None:
-        """Confirmed bugs whose reproducer verdict never came (a campaign killed while it
-        ran) are checked now."""
+        """Confirmed bugs whose reproducer verdict (or hang check) never came (a campaign
+        killed while it ran) are checked now."""
         if self.reproduce is None:
             return
         for bug in self.store.bugs("confirmed"):
-            if "reproducer" in bug.details or not bug.dir:
+            if bug.details.get("hang_check") == "pending" and bug.dir:
+                # Its slow-run check never ended either: it runs first, as when found.
+                self._hang_checks_due[bug.id] = self.store.blobs.get(bug.case_blob)
+            elif "reproducer" in bug.details or not bug.dir:
                 continue
             if not (self.store.root / bug.dir / "meta.json").is_file():
                 continue
