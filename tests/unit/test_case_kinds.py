@@ -7,6 +7,7 @@ from __future__ import annotations
 import inspect
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -226,3 +227,30 @@ def test_an_api_title_names_the_guilty_librarys_own_call() -> None:
     assert ApiKind().title(numpy_bug, case) == "numeric in numpy: numpy.cumsum"
     assert ApiKind().title(a_finding(case), case) == "crash in torch: torch.cumsum"
     assert "numpy.cumsum(x0, axis=1)" in ApiKind().issue_case(case, "numpy")
+
+
+@pytest.mark.parametrize("name", ["graph", "grad"])
+def test_a_jax_reproducer_that_must_run_waits_for_the_computation(name: str) -> None:
+    """JAX dispatches asynchronously: a model or backward pass that hangs or fails at
+    completion returns at once from the call. A reproducer whose bug is that the code
+    must run waits for its result inside the ``try`` (``Backend.repro_wait``), as the
+    API reproducers do; a torch one has nothing to wait for."""
+    from dlfuzz.backends.jax_backend import JaxBackend
+    from dlfuzz.backends.torch_backend import TorchBackend
+
+    if name == "graph":
+        case: Any = graph_case()
+    else:
+        x = Tensor.from_numpy(np.arange(6, dtype=np.float32).reshape(2, 3))
+        case = GradCase(ApiCase("jax.numpy.cumsum", (x,), (
+            ("jax", Call("jax.numpy.cumsum", (Ref(0),), (("axis", 1),))),
+            ("torch", Call("torch.cumsum", (Ref(0),), (("dim", 1),))))), seed=3)
+    kind = kind_of(case)
+    script = kind.reproducer(JaxBackend(), case, Expectation("runs"), "t").splitlines()
+    start = next(i for i, line in enumerate(script) if line.startswith("    result = "))
+    assert script[start - 1] == "try:", script[start - 1:start + 3]
+    assert script[start + 1].startswith("    jax.block_until_ready(result)"), \
+        script[start:start + 3]
+    assert script[start + 2].startswith("except Exception")
+    torch_script = kind.reproducer(TorchBackend(), case, Expectation("runs"), "t")
+    assert "block_until_ready" not in torch_script

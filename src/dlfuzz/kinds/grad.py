@@ -161,14 +161,16 @@ def reproducer(backend: Any, case: GradCase, expectation: Expectation, title: st
         "",
         f"signal.alarm({int(expectation.timeout_s)})  # a hang ends the script",
     ]
-    lines += gradient_checks(expectation, target, mode)
+    lines += gradient_checks(expectation, target, mode, backend.repro_wait)
     return "\n".join(lines).rstrip() + "\n"
 
 
-def gradient_checks(expectation: Expectation, target: str, mode: str) -> list[str]:
+def gradient_checks(expectation: Expectation, target: str, mode: str, wait: str = ""
+                    ) -> list[str]:
     """The end of a gradient reproducer: the check ``expectation`` asks for, given ``f``,
     ``INPUTS``, ``WRT``, the library helpers and ``COMMON`` (``target`` names what was
-    differentiated, ``mode`` the self-check's mode)."""
+    differentiated, ``mode`` the self-check's mode, ``wait`` the backend's statement that
+    waits for ``result`` where it dispatches asynchronously: ``Backend.repro_wait``)."""
     if expectation.kind == "gradient":
         return fd_check(target, mode)
     if expectation.kind == "gradient-shape":
@@ -195,7 +197,8 @@ def gradient_checks(expectation: Expectation, target: str, mode: str) -> list[st
     return [
         "primals = [INPUTS[i] for i in WRT]",
         "try:",
-        "    grads = _vjp(f, primals, _cotangents(f(*primals)))",
+        "    result = _vjp(f, primals, _cotangents(f(*primals)))",
+        *([f"    {wait}  # the computation, not only its dispatch"] if wait else []),
         "except Exception as exc:  # the bug: the gradient must be computed",
         f'    _verdict(1, f"BUG present: the gradient of {target} raised '
         '{type(exc).__name__}: {exc}")',

@@ -89,6 +89,8 @@ def model_reproducer(backend: Backend, case: GraphCase, expectation: Expectation
         lines += [
             "try:",
             f"    result = model({args})",
+            *([f"    {backend.repro_wait}  # the computation, not only its dispatch"]
+              if backend.repro_wait else []),
             "except Exception as exc:  # the bug: this model must run",
             '    _verdict(1, f"BUG present: the model raised {type(exc).__name__}: {exc}")',
             '_verdict(0, "OK: the model ran normally")',

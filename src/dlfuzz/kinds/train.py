@@ -164,6 +164,6 @@ def reproducer(backend: Any, case: TrainCase, expectation: Expectation, title: s
         "",
         f"signal.alarm({int(expectation.timeout_s)})  # a hang ends the script",
     ]
-    lines += gradient_checks(expectation, target, mode)
+    lines += gradient_checks(expectation, target, mode, backend.repro_wait)
     return "\n".join(lines).rstrip() + "\n"
 
