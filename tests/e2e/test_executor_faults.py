@@ -24,7 +24,7 @@ import pytest
 from executor_support import PLANTED, TIMEOUT_S, case, config, ok_case
 
 from dlfuzz.cases import ApiCase, Call, DType, Outcome, Ref, Tensor
-from dlfuzz.executor import process
+from dlfuzz.executor import host, process
 from dlfuzz.executor.pool import BackendUnavailable, Pool, Worker
 
 ABORT_MESSAGE = "planted_faults: about to abort, invariant violated"
@@ -519,10 +519,13 @@ def test_missing_interpreter_or_module_is_unavailable(tmp_path: Path) -> None:
         Worker(config("no_such_module:Backend")).start()
 
 
-def test_no_descriptor_or_thread_leak_across_restarts() -> None:
+def test_no_descriptor_or_thread_leak_across_restarts(monkeypatch: pytest.MonkeyPatch
+                                                      ) -> None:
     def fds() -> int:
         return len(os.listdir("/proc/self/fd"))
 
+    # Ten deaths of one API are the point here: no skipping after its third.
+    monkeypatch.setattr(host, "_API_DEATHS_BEFORE_SKIP", 100)
     w = Worker(config(restart_every=1))
     w.start()
     w.run([ok_case(0)])
