@@ -254,6 +254,20 @@ def test_an_api_that_killed_the_worker_three_times_is_not_run_again_in_the_batch
         assert pool.stats()["numpy"].restarts == 3
 
 
+def test_after_an_api_hung_its_other_signatures_get_a_shorter_limit() -> None:
+    """An API that hung once in a batch is given 0.3 of the limit for its later cases of
+    other signatures (a tenth is for the same signature): each still runs, and a hang
+    there is still observed, at a third of the cost."""
+    hangs = [case("hang_sleep", np.zeros((n,), np.float32)) for n in (1, 2)]
+    with Pool([config(case_timeout_s=5.0)]) as pool:
+        pool.start()
+        first, second, ok = (r["numpy"] for r in pool.run([*hangs, ok_case(3)]))
+        assert first.status == second.status == "timeout"
+        assert first.duration_s >= 5.0 * 0.95, first.duration_s
+        assert 1.5 * 0.9 <= second.duration_s < 3.0, second.duration_s
+        assert_ok_identity(ok, 3)
+
+
 def test_fresh_workers_come_from_a_spare_started_in_the_background() -> None:
     """Triage's fresh workers: the first is started on demand, and a spare starts at
     once for the next request; the spare has run nothing, is handed out with the pool's

@@ -42,6 +42,12 @@ _TRANSFER_GRACE_S = 5.0  # once a message has begun to arrive, time for the rest
 # signature that hangs usually hangs for every input, and a group of 16 such cases would
 # otherwise cost 16 full timeouts. They still run; a hang is still observed, not assumed.
 _REPEAT_TIMEOUT_SHARE = 0.1
+# Later cases of the same API with another signature get this share: an API that hangs
+# on one input often hangs on the next shapes too (``jnp.lcm`` with INT_MIN in any
+# operand; 13 timeouts of 8 APIs took 130 s of workers' time in a 300 s campaign), but
+# a new signature compiles first (in JAX up to about a second), so more than a tenth.
+# A case cut short is never a hang on its own: triage re-runs it with the full limit.
+_REPEAT_API_TIMEOUT_SHARE = 0.3
 # Once a signature has hung or killed the worker this many times in a batch, its later
 # cases there are not run at all: each costs a worker restart (seconds for JAX or TF) on
 # top of the short timeout, and a group of 64 inputs cost minutes (a hanging special
@@ -429,6 +435,8 @@ class Worker:
         factors = factors or [1.0] * len(keys)
         targets = targets or [None] * len(keys)
         short = max(1.0, full * _REPEAT_TIMEOUT_SHARE)
+        api_short = max(short, full * _REPEAT_API_TIMEOUT_SHARE)
+        hung_apis: set[str] = set()
         while len(outcomes) < len(blobs):
             k, target = keys[len(outcomes)], targets[len(outcomes)]
             if (k is not None and deaths[k] >= _DEATHS_BEFORE_SKIP) or (
@@ -444,9 +452,13 @@ class Worker:
             if self.config.restart_every:
                 pending = pending[:max(1, self.config.restart_every - self._since_start)]
             done = len(outcomes)
-            timeouts = [short if k is not None and k in hung else full * f for k, f in zip(
-                keys[done:done + len(pending)], factors[done:done + len(pending)],
-                strict=True)]
+            timeouts = [short if k is not None and k in hung
+                        else api_short * f if target is not None and target in hung_apis
+                        else full * f
+                        for k, f, target in zip(keys[done:done + len(pending)],
+                                                factors[done:done + len(pending)],
+                                                targets[done:done + len(pending)],
+                                                strict=True)]
             got = self._run_some(pending, progress, timeouts)
             if got is None:
                 undelivered += 1
@@ -460,6 +472,8 @@ class Worker:
             for k, target, outcome in zip(keys[done:], targets[done:], got, strict=False):
                 if outcome.status == "timeout" and k is not None:
                     hung.add(k)
+                if outcome.status == "timeout" and target is not None:
+                    hung_apis.add(target)
                 if outcome.status in _DEATHS and k is not None:
                     deaths[k] += 1
                 if outcome.status in _DEATHS and target is not None:
