@@ -140,6 +140,26 @@ def test_cases_whose_gradient_says_nothing_are_not_queued() -> None:
     assert len(_offered(_case("torch.tanh", X, expect="edge:rank:x"))) == 1
 
 
+def test_an_input_the_apis_own_library_rejects_gets_no_backward_pass() -> None:
+    """``tf.gather_nd`` with an index past the end: TF raises, JAX's composition clamps.
+    The counterpart's gradient there is on ground the API never defined: not queued.
+    Where the API's own library computes, the counterparts' gradients are judged."""
+    params, index = np.array([0.0], np.float32), np.array([[1]], np.int32)
+    case = ApiCase("tensorflow.gather_nd", (Tensor.from_numpy(params), Tensor.from_numpy(index)),
+                   (("jax", Call("compose.tf_gather_nd", (Ref(0), Ref(1)))),
+                    ("tf", Call("tensorflow.gather_nd", (Ref(0), Ref(1))))))
+    jax_ok = Outcome("jax", "ok", (Tensor.from_numpy(params),))
+    tf_raised = Outcome("tf", "exception", exc_type="InvalidArgumentError",
+                        message="indices[0] = [1] does not index into param shape [1]")
+    assert _offered(case, {"jax": jax_ok, "tf": tf_raised}) == []
+    tf_ok = Outcome("tf", "ok", (Tensor.from_numpy(params),))
+    assert len(_offered(case, {"jax": jax_ok, "tf": tf_ok})) == 1
+    assert len(_offered(case, {"jax": jax_ok})) == 1  # tf not in the campaign
+    xla_failed = Outcome("tf-xla", "exception", exc_type="InvalidArgumentError",
+                         message="no XLA kernel")  # a compiled mode alone says nothing
+    assert len(_offered(case, {"jax": jax_ok, "tf": tf_ok, "tf-xla": xla_failed})) == 1
+
+
 def test_half_inputs_are_differentiated_in_float32() -> None:
     half = X.astype(np.float16)
     (grad,) = _offered(_case("torch.tanh", half), _ok(half))

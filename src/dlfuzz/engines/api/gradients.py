@@ -115,6 +115,8 @@ class GradientQueue:
             return
         if not any(_differentiable_outcome(b, o) for b, o in outcomes.items()):
             return
+        if _rejected_by_its_library(case, outcomes):
+            return
         for t in case.tensors:
             if t.dtype in GRAD_DTYPES and not np.all(np.isfinite(t.to_numpy())):
                 return
@@ -217,6 +219,19 @@ def _still(api: str, outcomes: Mapping[str, Outcome]) -> tuple[int, ...]:
 def _ordinary(expect: str) -> bool:
     kind, _, rest = expect.partition(":")
     return kind == "valid" or (kind == "edge" and rest.partition(":")[0] in EDGES)
+
+
+def _rejected_by_its_library(case: ApiCase, outcomes: Mapping[str, Outcome]) -> bool:
+    """Whether the API's own library ran the input and none of its backends returned (a
+    compiled mode alone failing, XLA lacking a kernel, says nothing of the domain): an
+    input outside the API's domain. A counterpart that still computes there is on ground nobody
+    defined (``tf.gather_nd`` with an index past the end, which TF and torch reject: the
+    JAX composition clamps it going forward and drops it going backward, JAX's documented
+    out-of-bounds behaviour, and was filed as a wrong reverse-mode derivative)."""
+    own = {lib for lib, call in case.calls if call.target == case.api}
+    ran = [outcome.ok for backend, outcome in outcomes.items()
+           if (library := of_backend(backend)) is not None and library.name in own]
+    return bool(ran) and not any(ran)
 
 
 def _differentiable_outcome(backend: str, outcome: Outcome) -> bool:
