@@ -30,7 +30,7 @@ from dlfuzz.kinds.api import ApiKind, own_target
 from dlfuzz.kinds.expectation import symptom_expectation
 from dlfuzz.kinds.report_html import described_case, table
 from dlfuzz.oracles import gradient as rules
-from dlfuzz.triage.repro import _values, call_source, literal, script_head
+from dlfuzz.triage.repro import _values, call_source, literal, script_head, waits_for_result
 from dlfuzz.triage.repro_verdict import values_check
 
 _API = ApiKind()
@@ -198,7 +198,7 @@ def gradient_checks(expectation: Expectation, target: str, mode: str, wait: str 
         "primals = [INPUTS[i] for i in WRT]",
         "try:",
         "    result = _vjp(f, primals, _cotangents(f(*primals)))",
-        *([f"    {wait}  # the computation, not only its dispatch"] if wait else []),
+        *waits_for_result(wait),
         "except Exception as exc:  # the bug: the gradient must be computed",
         f'    _verdict(1, f"BUG present: the gradient of {target} raised '
         '{type(exc).__name__}: {exc}")',

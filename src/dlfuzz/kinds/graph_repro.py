@@ -11,7 +11,7 @@ from __future__ import annotations
 from dlfuzz.backends.base import Backend
 from dlfuzz.cases import GraphCase
 from dlfuzz.store.artifacts import npz_bytes
-from dlfuzz.triage.repro import Expectation, _values, literal
+from dlfuzz.triage.repro import Expectation, _values, literal, waits_for_result
 from dlfuzz.triage.repro_verdict import VERDICT, quiet_header, values_check
 
 INLINE_LIMIT = 4096  # inputs with more elements are read from model.npz
@@ -89,8 +89,7 @@ def model_reproducer(backend: Backend, case: GraphCase, expectation: Expectation
         lines += [
             "try:",
             f"    result = model({args})",
-            *([f"    {backend.repro_wait}  # the computation, not only its dispatch"]
-              if backend.repro_wait else []),
+            *waits_for_result(backend.repro_wait),
             "except Exception as exc:  # the bug: this model must run",
             '    _verdict(1, f"BUG present: the model raised {type(exc).__name__}: {exc}")',
             '_verdict(0, "OK: the model ran normally")',

@@ -187,7 +187,7 @@ def reproducer(backend: Backend, case: ApiCase, expectation: Expectation, title:
             f"# {expectation.note}" if expectation.note else "# the input is invalid",
             "try:",
             f"    result = {expr}",
-            *([f"    {backend.repro_wait}"] if backend.repro_wait else []),
+            *waits_for_result(backend.repro_wait),
             "except Exception as exc:  # right: the library rejects the invalid input",
             '    _verdict(0, f"OK: rejected with {type(exc).__name__}: {exc}")',
             f'_verdict(1, "BUG present: {target} accepted the invalid input and returned '
@@ -209,8 +209,7 @@ def reproducer(backend: Backend, case: ApiCase, expectation: Expectation, title:
         lines += [
             "try:",
             f"    result = {expr}",
-            *([f"    {backend.repro_wait}  # the computation, not only its dispatch"]
-              if backend.repro_wait else []),
+            *waits_for_result(backend.repro_wait),
             "except Exception as exc:  # the bug: this call must compute",
             f'    _verdict(1, f"BUG present: {target} raised {{type(exc).__name__}}: {{exc}}")',
             f'_verdict(0, "OK: {target} returned normally")',
@@ -221,6 +220,13 @@ def reproducer(backend: Backend, case: ApiCase, expectation: Expectation, title:
         lines.append(f"result = {expr}")
         lines.append(values_check(target, expectation.expected, expectation.allowed, literal))
     return "\n".join(lines).rstrip() + "\n"
+
+
+def waits_for_result(wait: str) -> list[str]:
+    """The line inside a reproducer's ``try`` that waits for ``result`` where the library
+    dispatches asynchronously (``Backend.repro_wait``; none elsewhere): a JAX hang or an
+    error raised at completion shows only once the computation is waited for."""
+    return [f"    {wait}  # the computation, not only its dispatch"] if wait else []
 
 
 def script_head(backend: Backend, title: str, about: list[str], extra: str,

@@ -116,13 +116,8 @@ class Verdict:
 
     repro: ReproCheck | None
     slow: SlowRun | None = None
-    hang_seconds: float | None = None  # the hang still ran after this many seconds
     hang_check: str = ""  # what the slow-run check said, for the bug's details
-
-    def __post_init__(self) -> None:
-        if self.hang_seconds is not None and not self.hang_check:
-            object.__setattr__(self, "hang_check", f"still running after "
-                               f"{self.hang_seconds:.0f} s ({HANG_FACTOR:g} times the limit)")
+    still_hangs: bool = False  # the check ran and the case still ran: the second hit
 
 
 @dataclass
@@ -397,16 +392,16 @@ class Triage:
         first, where it is due (one that ends there is a slow run, and no reproducer is
         run), then the reproducer."""
         case = self._hang_checks_due.pop(bug_id, None)
-        hang_seconds = None
-        if case is not None and self.still_hangs is not None:
-            try:
-                hangs, seconds = self.still_hangs(case, finding.guilty_backend)
-            except Exception as exc:  # noqa: BLE001 - a check that could not run
-                return Verdict(reproduce(folder, finding), hang_check=f"failed to run: {exc}")
-            if not hangs:
-                return Verdict(None, slow=SlowRun(seconds))
-            hang_seconds = seconds
-        return Verdict(reproduce(folder, finding), hang_seconds=hang_seconds)
+        if case is None or self.still_hangs is None:
+            return Verdict(reproduce(folder, finding))
+        try:
+            hangs, seconds = self.still_hangs(case, finding.guilty_backend)
+        except Exception as exc:  # noqa: BLE001 - a check that could not run
+            return Verdict(reproduce(folder, finding), hang_check=f"failed to run: {exc}")
+        if not hangs:
+            return Verdict(None, slow=SlowRun(seconds))
+        return Verdict(reproduce(folder, finding), still_hangs=True, hang_check=(
+            f"still running after {seconds:.0f} s ({HANG_FACTOR:g} times the limit)"))
 
     def collect(self, wait: bool = False) -> int:
         """Apply the reproducer verdicts that are in (all of them with ``wait``); the
@@ -430,7 +425,7 @@ class Triage:
                 self.store.update_bug(bug_id, status="slow", details={
                     **details, "hang_check": "ended", "not_confirmed": verdict.slow.note})
                 continue
-            if verdict.hang_seconds is not None:
+            if verdict.still_hangs:
                 self.store.update_bug(bug_id, confirm_hits=self.settings.confirm_runs)
             check = verdict.repro
             assert check is not None  # only a slow run has no reproducer verdict
