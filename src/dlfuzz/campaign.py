@@ -193,6 +193,7 @@ class Campaign:
         preload: dict[str, list[str]] = {}
         for backend, module in settings.preload:
             preload.setdefault(backend, []).append(module)
+        engine_cls = engine_class(settings.engine)
         self.configs = [
             WorkerConfig(backend=name, python=pythons.get(name) or WorkerConfig.python,
                          memory_limit_mb=settings.memory_limit_mb,
@@ -200,7 +201,8 @@ class Campaign:
                          restart_every=settings.restart_every,
                          preload=tuple(preload.get(name, ())),
                          scratch=str(store.root / "scratch" / name), threads=settings.threads,
-                         replicas=processes_of(name, settings.replicas))
+                         replicas=processes_of(name, settings.replicas),
+                         first_limit_share=engine_cls.first_limit_share)
             for name in self.backend_names]
         self.backends: dict[str, Backend] = {
             c.backend: load_backend_class(c.target)() for c in self.configs}
@@ -210,7 +212,6 @@ class Campaign:
         self.pool = executor.for_campaign(self.configs, settings)
         self.oracles: list[Oracle] = [registry.load("oracle", n)()
                                       for n in registry.names("oracle")]
-        engine_cls = engine_class(settings.engine)
         kind = engine_cls.case_kind
         libraries = tuple(dict.fromkeys(b.library for b in self.backends.values()
                                         if kind in b.case_kinds))

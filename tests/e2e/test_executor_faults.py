@@ -268,6 +268,30 @@ def test_after_an_api_hung_its_other_signatures_get_a_shorter_limit() -> None:
         assert_ok_identity(ok, 3)
 
 
+def test_a_campaign_worker_cuts_a_case_at_its_first_limit_and_triage_gets_the_full_one(
+        ) -> None:
+    """``first_limit_share``: a campaign's worker gives each case that share of the limit
+    (never under 3 s), so a hang holds the batch half as long; a case that ends within
+    it is untouched, and triage's fresh workers have the full limit."""
+    with Pool([config(case_timeout_s=8.0, first_limit_share=0.5)]) as pool:
+        pool.start()
+        hung, ok = (r["numpy"] for r in pool.run([case("hang_sleep",
+                                                       np.zeros((1,), np.float32)),
+                                                  case("sleep_seconds", np.array([2.5]))]))
+        assert hung.status == "timeout" and hung.message == "no result within 4.0 s"
+        assert 4.0 * 0.95 <= hung.duration_s < 6.0, hung.duration_s
+        assert ok.status == "ok", ok
+        fresh = pool.fresh_worker("numpy")
+        try:
+            assert fresh.first_limit == fresh.case_timeout == pytest.approx(8.0)
+            again = fresh.run([case("hang_sleep", np.zeros((1,), np.float32))])[0]
+            assert again.message == "no result within 8.0 s"
+        finally:
+            fresh.close()
+    floor = Worker(config(case_timeout_s=4.0, first_limit_share=0.5))
+    assert floor.first_limit == pytest.approx(3.0)  # 2 s would be under the floor
+
+
 def test_fresh_workers_come_from_a_spare_started_in_the_background() -> None:
     """Triage's fresh workers: the first is started on demand, and a spare starts at
     once for the next request; the spare has run nothing, is handed out with the pool's

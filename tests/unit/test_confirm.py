@@ -312,3 +312,24 @@ def test_the_reproducer_runs_from_a_relative_campaign_folder(tmp_path: Path,
     check = run_reproducer(Path("camp/bugs/b1"), "numpy", "numeric",
                            WorkerConfig("numpy"), 5.0)
     assert check.reproduced is True and check.verdict == "BUG present: planted", check
+
+
+def test_a_hang_cut_short_in_detection_is_filed_with_the_full_limit_of_its_rerun() -> None:
+    """A campaign's worker cuts a case at a share of the limit (``first_limit_share``);
+    the confirming re-run has the full limit, and the bug says that one: a report of
+    "no result within 5.0 s" would understate a hang that ran past 10 s in triage."""
+    from dataclasses import replace
+
+    from dlfuzz.oracles.base import finding
+    from dlfuzz.triage.triager import _confirmed_message
+
+    case = fault_case("sleep_first", np.array([600, 0], np.float32))
+    cut = finding("crash", "timeout", case, "numpy", "call", "no result within 5.0 s",
+                  "timeout")
+    rerun = {"numpy": Outcome(backend="numpy", status="timeout", stage="call",
+                              message="no result within 10.0 s"),
+             "torch": Outcome(backend="torch", status="ok")}
+    assert _confirmed_message(cut, rerun) == "no result within 10.0 s"
+    assert _confirmed_message(cut, None) == "no result within 5.0 s"
+    crash = replace(cut, symptom="crash", message="SIGSEGV")
+    assert _confirmed_message(crash, rerun) == "SIGSEGV"

@@ -326,3 +326,53 @@ def test_integer_extremes_join_mixed_dtypes(tmp_path) -> None:
                       for k in ("input", "other"))
     assert joined == 40  # one signature per group still
     assert both_int >= 25
+
+
+def test_an_api_s_first_group_tries_its_signature_in_bfloat16_and_float16() -> None:
+    """A group shares one signature, so a first group drawn in float32 never tried a low
+    dtype, where the dtype oracle checks an API no other library has. Its last ordinary
+    members are the same shapes in bfloat16 and float16 (where every float tensor was
+    float32 or float64 and the spec allows the low dtype); later groups are left alone,
+    and a spec without bfloat16 gets no bfloat16 member."""
+    from dataclasses import replace
+
+    from dlfuzz.engines.api.libspecs import load_library
+
+    torch_specs = load_library("torch")
+    spec = torch_specs["torch.nn.functional.hardswish"]
+    lowered = 0
+    for seed in range(12):
+        engine = ApiEngine(seed=seed, libraries=("torch",), specs={spec.api: spec},
+                           counterparts={}, violate_share=0.0)
+        first = engine._next_group()
+        ordinary = [c for c in first if c.expect == "valid"]
+        dtypes = [c.tensors[0].dtype for c in ordinary]
+        if dtypes[0] in ("float32", "float64"):
+            low = ["bfloat16", "float16"][:len(dtypes) - 1]  # one member stays as drawn
+            assert dtypes[len(dtypes) - len(low):] == low, dtypes
+            assert {c.tensors[0].shape for c in ordinary} == {ordinary[0].tensors[0].shape}
+            lowered += 1
+        later = engine._next_group()
+        assert len({c.tensors[0].dtype for c in later
+                    if c.expect == "valid"}) <= 1, "a later group keeps one signature"
+    assert lowered >= 4
+    no_bf16 = replace(spec, params=tuple(
+        replace(p, dtypes=("float16", "float32", "float64")) if p.name == "input" else p
+        for p in spec.params))
+    engine = ApiEngine(seed=1, libraries=("torch",), specs={spec.api: no_bf16},
+                       counterparts={}, violate_share=0.0)
+    for _ in range(6):
+        assert all(c.tensors[0].dtype != "bfloat16" for c in engine._next_group())
+    # The low members run on their own library alone, the others with a counterpart.
+    tanh = torch_specs["torch.tanh"]
+    for seed in range(12):
+        engine = ApiEngine(seed=seed, libraries=("torch", "jax"), specs={tanh.api: tanh},
+                           violate_share=0.0)
+        ordinary = [c for c in engine._next_group() if c.expect == "valid"]
+        if ordinary[0].tensors[0].dtype == "float32" and len(ordinary) > 1:
+            assert [len(c.calls) for c in ordinary] == \
+                [2] * (len(ordinary) - min(2, len(ordinary) - 1)) + \
+                [1] * min(2, len(ordinary) - 1), [c.tensors[0].dtype for c in ordinary]
+            break
+    else:
+        raise AssertionError("no first group of torch.tanh in float32 in 12 seeds")

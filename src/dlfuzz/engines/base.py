@@ -94,6 +94,10 @@ class Engine:
     case_kind: ClassVar[str] = "api"
     #: Its options; the campaign settings carry one instance (``engine_settings``).
     settings_class: ClassVar[type[EngineSettings]] = EngineSettings
+    #: The share of the case limit a case gets while fuzzing (``WorkerConfig.
+    #: first_limit_share``); triage re-runs a case cut short with the full limit
+    #: before anything is claimed. 1.0: the full limit.
+    first_limit_share: ClassVar[float] = 1.0
 
     @classmethod
     def from_settings(cls, seed: int, libraries: Sequence[str], apis: Sequence[str] | None,

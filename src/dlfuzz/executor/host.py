@@ -48,6 +48,8 @@ _REPEAT_TIMEOUT_SHARE = 0.1
 # a new signature compiles first (in JAX up to about a second), so more than a tenth.
 # A case cut short is never a hang on its own: triage re-runs it with the full limit.
 _REPEAT_API_TIMEOUT_SHARE = 0.3
+# The least a case's first limit is cut to (``WorkerConfig.first_limit_share``).
+_FIRST_LIMIT_FLOOR_S = 3.0
 # Once a signature has hung or killed the worker this many times in a batch, its later
 # cases there are not run at all: each costs a worker restart (seconds for JAX or TF) on
 # top of the short timeout, and a group of 64 inputs cost minutes (a hanging special
@@ -104,6 +106,12 @@ class WorkerConfig:
     # idle core to work. Cases of one signature always go to the same process, whose
     # compile cache they reuse.
     replicas: int = 1
+    # The share of the case limit each case gets in this worker, the full limit kept for
+    # the later checks: a campaign's workers cut a case that runs past it short
+    # (``timeout``, but never a hang on its own: triage re-runs it in a fresh worker
+    # with the full limit before anything is claimed), triage's fresh workers have 1.0.
+    # Never below ``_FIRST_LIMIT_FLOOR_S`` (nor above the full limit).
+    first_limit_share: float = 1.0
 
     @property
     def target(self) -> str:
@@ -189,6 +197,16 @@ class Worker:
         else:
             factor = float(self.info.get("case_timeout_factor", 1.0))
         return self.config.case_timeout_s * factor
+
+    @property
+    def first_limit(self) -> float:
+        """The limit a case gets here before any hang of its signature or API: the full
+        limit times ``first_limit_share``, never below ``_FIRST_LIMIT_FLOOR_S``."""
+        full = self.case_timeout
+        share = self.config.first_limit_share
+        if share >= 1.0:
+            return full
+        return min(full, max(_FIRST_LIMIT_FLOOR_S, full * share))
 
     @property
     def pid(self) -> int | None:
@@ -432,10 +450,11 @@ class Worker:
         deaths: Counter[Any] = Counter()
         api_deaths: Counter[str] = Counter()
         full = self.case_timeout
+        first = self.first_limit
         factors = factors or [1.0] * len(keys)
         targets = targets or [None] * len(keys)
-        short = max(1.0, full * _REPEAT_TIMEOUT_SHARE)
-        api_short = max(short, full * _REPEAT_API_TIMEOUT_SHARE)
+        short = min(first, max(1.0, full * _REPEAT_TIMEOUT_SHARE))
+        api_short = min(first, max(short, full * _REPEAT_API_TIMEOUT_SHARE))
         hung_apis: set[str] = set()
         while len(outcomes) < len(blobs):
             k, target = keys[len(outcomes)], targets[len(outcomes)]
@@ -454,7 +473,7 @@ class Worker:
             done = len(outcomes)
             timeouts = [short if k is not None and k in hung
                         else api_short * f if target is not None and target in hung_apis
-                        else full * f
+                        else first * f
                         for k, f, target in zip(keys[done:done + len(pending)],
                                                 factors[done:done + len(pending)],
                                                 targets[done:done + len(pending)],

@@ -281,7 +281,7 @@ class Pool:
 
     def _fresh_config(self, backend: str, timeout_factor: float) -> WorkerConfig:
         config = self.configs[backend]
-        return replace(config, restart_every=0,
+        return replace(config, restart_every=0, first_limit_share=1.0,
                        case_timeout_s=config.case_timeout_s * timeout_factor)
 
     def _started(self, config: WorkerConfig) -> Worker:

@@ -46,7 +46,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +67,7 @@ from dlfuzz.triage.confirm import (
     record_in_folder,
     rerun_in_pool,
 )
-from dlfuzz.triage.reduce import reduce_case
+from dlfuzz.triage.reduce import FIRST_CHUNK, reduce_case
 from dlfuzz.triage.root_cause import Backends, root_cause_key
 from dlfuzz.triage.severity import SEVERITIES, finding_severity, inputs_hold_specials
 
@@ -91,6 +91,13 @@ REDUCE_RUNS_BY_SYMPTOM = {"timeout": 0, "crash": 24, "oom": 24, "performance": 0
 # a compilation each (a jax special function's 57 runs took 70 s of a 600 s campaign on
 # the loaded machine). Past it the smallest case that kept the bug is the reduced case.
 REDUCE_SECONDS = 30.0
+# A candidate that still crashes kills the worker, and the next candidate waits for a new
+# one (2-5 s for torch, JAX or TF on the loaded 2-core machine): a 300 s campaign spent
+# 50 s reducing one torch ``lcm`` SIGFPE, every other worker idle meanwhile. Such a
+# reduction sends its candidates one at a time (``first_chunk`` 1: the candidate after
+# one that crashed would most likely crash too, a restart for nothing) and stops sooner.
+DEATH_SYMPTOMS = frozenset({"crash", "oom"})
+REDUCE_SECONDS_DEATH = 15.0
 
 
 _RANK = {s: i for i, s in enumerate(SEVERITIES)}
@@ -102,6 +109,16 @@ QUICK_SECONDS = 8.0
 # What triage's time is counted by (``Triage.seconds``; the campaign's counters
 # ``triage_<phase>_ms``).
 TRIAGE_PHASES = ("confirm", "reduce")
+
+
+def _confirmed_message(finding: Finding, last: dict[str, Outcome] | None) -> str:
+    """The bug's message: the finding's, except for a hang, whose detection may have been
+    cut short (``WorkerConfig.first_limit_share``): there the re-run's, which had the
+    full limit ("no result within 10.0 s", not the 5 s that detection allowed)."""
+    rerun = (last or {}).get(finding.guilty_backend)
+    if finding.symptom == "timeout" and rerun is not None and rerun.status == "timeout":
+        return rerun.message or finding.message
+    return finding.message
 
 
 def bug_id_for(signature: str) -> str:
@@ -215,6 +232,7 @@ class Triage:
         finally:
             self.seconds["confirm"] += time.perf_counter() - t0
         status, hits, last = confirmation.status, confirmation.hits, confirmation.outcomes
+        finding = replace(finding, message=_confirmed_message(finding, last))
         details = dict(finding.details)
         if confirmation.note:
             details["not_confirmed"] = confirmation.note
@@ -495,8 +513,11 @@ class Triage:
             return None
         t0 = time.perf_counter()
         try:
+            deaths = finding.symptom in DEATH_SYMPTOMS
+            limit = seconds or (REDUCE_SECONDS_DEATH if deaths else REDUCE_SECONDS)
             result = reduce_case(case, holds, passes, budget, weight=reduction.weight,
-                                 deadline=time.monotonic() + (seconds or REDUCE_SECONDS))
+                                 deadline=time.monotonic() + limit,
+                                 first_chunk=1 if deaths else FIRST_CHUNK)
             if only is not None and result.case.id == case.id:
                 return None  # the quick step changed nothing: nothing to re-check
             outcomes, findings = self.check([result.case], needed)[0]

@@ -122,6 +122,14 @@ COVERAGE_VISITS = 2
 # APIs reached, each with one all-edge group, three of the plants needing ordinary
 # inputs).
 FIRST_ORDINARY = 0.5
+# Of those ordinary members, the last ones are the same signature in these dtypes, where
+# its float tensors are float32 or float64 and the spec allows the low dtype: the dtype
+# oracle judges a low-precision input against the same library in float64, the only
+# check of an API no other library has, and a group shares one signature, so a first
+# group drawn in float32 never tried bfloat16 (a torch ``hardswish`` wrong in bfloat16
+# alone was reached with 8 ordinary float32 members and missed). One signature more
+# for each: a compilation in JAX, nothing in torch.
+LOW_PRECISION_MEMBERS = ("bfloat16", "float16")
 # Signature reuse (rule APIs and per-library APIs alike). A new (shapes, dtypes, static
 # arguments) costs a compilation in jax (even op by op), jax.jit, torch.compile and XLA:
 # 50 ms to seconds; in numpy or eager torch it costs nothing. So each API keeps a pool of signatures, and a
@@ -165,6 +173,13 @@ class ApiEngine(Engine):
     name = "api"
     case_kind = "api"
     settings_class: ClassVar[type[EngineSettings]] = ApiEngineSettings
+    # Half the case limit while fuzzing (5 s of the default 10): a hang held its batch,
+    # and every other worker, for the whole limit (a 300 s campaign on numpy, torch,
+    # jax and tf spent about 100 s of its workers' time in 10 timeouts), where of about
+    # 9,000 case runs there in 100 s no API case ran past 1.2 s and one gradient case
+    # past 3 s (3.5 s). A case cut short is re-run with the full limit by triage before
+    # anything is claimed, so a hang is still a hang of the full limit.
+    first_limit_share: ClassVar[float] = 0.5
 
     def __init__(self, seed: int = 0, libraries: Sequence[str] = ("torch", "jax"),
                  apis: Iterable[str] | None = None, generator: str = "adjust",
@@ -368,15 +383,19 @@ class ApiEngine(Engine):
                 draws = self._violate(spec, size)
             if draws:
                 return [self._case(spec, d) for d in draws]
-        draws, new = self._valid_group(spec, size)
+        draws, template = self._valid_group(spec, size)
+        new = template is not None
         stats = self.stats[spec.api]
         stats.groups += 1
+        keep = len(draws)
         if edge_visit(self.edge_share, stats.groups - 1):
             # (Not where every group is to be an edge one: edge_share 1.)
             keep = int(len(draws) * FIRST_ORDINARY) \
                 if stats.groups == 1 and self.edge_share < 1.0 else 0
             edged = edge_group(draws[keep:], self.rng, self._edge_turn(spec.api))
             draws = draws[:keep] + edged if edged else draws
+        if stats.groups == 1 and template is not None:
+            draws = self._with_low_precision(spec, template, draws, keep)
         draws = [self._judged(spec, d) for d in draws]
         cases = [self._case(spec, d) for d in draws]
         if new and cases:
@@ -409,21 +428,41 @@ class ApiEngine(Engine):
         target: tuple[LibSpec, frozenset[str]] | None = cached[1]
         return target
 
-    def _valid_group(self, spec: LibSpec, size: int) -> tuple[list[Any], bool]:
+    def _valid_group(self, spec: LibSpec, size: int) -> tuple[list[Any], Any]:
         """A group of valid draws: of a new signature, or (as often as the measured
         compile cost asks, see ``new_signature_p``) of one drawn before with fresh
-        values; and whether the signature is new."""
+        values; and the new signature's template (None for one drawn before)."""
         pool = self.templates.setdefault(spec.api, [])
         if self._wants_new(pool, size):
             draws, template = self.generator.new_group(spec, size)
             if template.plan.spec is spec:
                 self._keep(pool, template)
-            return draws, True
+            return draws, template
         template = pool[int(self.rng.integers(len(pool)))]
         if template.plan.spec is not spec:  # the spec learned a constraint since
             pool.remove(template)
             return self._valid_group(spec, size)
-        return self.generator.regroup(template, size), False
+        return self.generator.regroup(template, size), None
+
+    def _with_low_precision(self, spec: LibSpec, template: Any, draws: list[Any],
+                            ordinary: int) -> list[Any]:
+        """An API's first group with its last ordinary members in the low dtypes
+        (``LOW_PRECISION_MEMBERS``): the same shapes and arguments, its float32 and
+        float64 tensors in bfloat16, then float16, where the spec allows them; without
+        counterparts (a comparison of bfloat16 results across libraries would add their
+        roundings' disagreements, not a check of the API)."""
+        slots = min(len(LOW_PRECISION_MEMBERS), ordinary - 1)
+        if slots <= 0:
+            return draws
+        low: list[Any] = []
+        for dtype in LOW_PRECISION_MEMBERS[:slots]:
+            low += [replace(d, meta={**d.meta, "low_precision": dtype})
+                    for d in self.generator.lowered(template, dtype, 1)
+                    if all(holds(c, d.env()) for c in spec.constraints)]
+        if not low:
+            return draws
+        at = ordinary - len(low)
+        return draws[:at] + low + draws[ordinary:]
 
     def _edge_turn(self, api: str) -> int:
         """This API's next edge turn: its edge groups take the mechanisms that apply in
@@ -582,7 +621,10 @@ class ApiEngine(Engine):
     def _case(self, spec: LibSpec, draw: Any) -> ApiCase:
         from dlfuzz.engines.api.libgen import to_case
 
-        case = to_case(draw, self._pick_counterparts(spec, draw.values))
+        # A low-precision member (``_with_low_precision``) runs on its own library alone:
+        # the dtype oracle judges it there, against the same library in float64.
+        case = to_case(draw, [] if draw.meta.get("low_precision")
+                       else self._pick_counterparts(spec, draw.values))
         if len(self._draws) > 4096:
             self._draws.pop(next(iter(self._draws)))
         self._draws[case.id] = draw

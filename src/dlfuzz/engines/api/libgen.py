@@ -27,6 +27,7 @@ import importlib.util
 import random
 import time
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -225,6 +226,27 @@ class LibGenerator:
             self._values(member, reshape=False)
             out.append(self._finish(member))
         return out
+
+    def lowered(self, template: State, dtype: str, n: int) -> list[Draw]:
+        """``n`` inputs of ``template``'s signature with every float32 and float64 tensor
+        in ``dtype`` (bfloat16, float16) instead, fresh values; none when the template
+        has no such tensor, a parameter's dtype list leaves ``dtype`` out, or a
+        constraint no longer holds (dtypes that must match another argument's). The
+        dtype oracle judges a low-precision input against the same library in float64,
+        so an API no other library has is checked in the low dtype too."""
+        low = template.copy()
+        changed = False
+        for name, props in template.props.items():
+            if props.dtype not in ("float32", "float64"):
+                continue
+            allowed = low.plan.by_name[name].p.dtypes
+            if allowed and dtype not in allowed:
+                return []
+            low.set_props(name, replace(props, dtype=dtype))
+            changed = True
+        if not changed or low.violated([r for r in low.plan.rules if not r.on_values]):
+            return []
+        return self.regroup(low, n)
 
     def violate(self, spec: LibSpec, bounds: bool = True,
                 only: frozenset[str] | None = None) -> Draw | None:
