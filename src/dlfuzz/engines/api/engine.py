@@ -122,14 +122,20 @@ COVERAGE_VISITS = 2
 # APIs reached, each with one all-edge group, three of the plants needing ordinary
 # inputs).
 FIRST_ORDINARY = 0.5
-# Of those ordinary members, the last ones are the same signature in these dtypes, where
-# its float tensors are float32 or float64 and the spec allows the low dtype: the dtype
-# oracle judges a low-precision input against the same library in float64, the only
-# check of an API no other library has, and a group shares one signature, so a first
-# group drawn in float32 never tried bfloat16 (a torch ``hardswish`` wrong in bfloat16
-# alone was reached with 8 ordinary float32 members and missed). One signature more
-# for each: a compilation in JAX, nothing in torch.
-LOW_PRECISION_MEMBERS = ("bfloat16", "float16")
+# Of those ordinary members, the last ones are variants of the group's signature, in
+# this order, as many as there are ordinary members after the first: a group shares one
+# signature, and a broad campaign gives most APIs one group, so each variant is a
+# signature that API would otherwise not get (one compilation more each in JAX, nothing
+# in torch):
+# * "bfloat16", "float16": its float32 and float64 tensors in the low dtype, where the
+#   spec allows it, on its own library alone. The dtype oracle judges a low-precision
+#   input against the same library in float64, the only check of an API no other
+#   library has; a torch ``hardswish`` wrong in bfloat16 alone was reached with 8
+#   ordinary float32 members and missed.
+# * "long": one axis of one tensor made long (``LibGenerator.stretched``): a scan or
+#   reduction along an axis past a vector's width.
+FIRST_VARIANTS = ("bfloat16", "long", "float16")
+LOW_PRECISION = frozenset({"bfloat16", "float16"})
 # Signature reuse (rule APIs and per-library APIs alike). A new (shapes, dtypes, static
 # arguments) costs a compilation in jax (even op by op), jax.jit, torch.compile and XLA:
 # 50 ms to seconds; in numpy or eager torch it costs nothing. So each API keeps a pool of signatures, and a
@@ -395,7 +401,7 @@ class ApiEngine(Engine):
             edged = edge_group(draws[keep:], self.rng, self._edge_turn(spec.api))
             draws = draws[:keep] + edged if edged else draws
         if stats.groups == 1 and template is not None:
-            draws = self._with_low_precision(spec, template, draws, keep)
+            draws = self._with_variants(spec, template, draws, keep)
         draws = [self._judged(spec, d) for d in draws]
         cases = [self._case(spec, d) for d in draws]
         if new and cases:
@@ -444,25 +450,26 @@ class ApiEngine(Engine):
             return self._valid_group(spec, size)
         return self.generator.regroup(template, size), None
 
-    def _with_low_precision(self, spec: LibSpec, template: Any, draws: list[Any],
-                            ordinary: int) -> list[Any]:
-        """An API's first group with its last ordinary members in the low dtypes
-        (``LOW_PRECISION_MEMBERS``): the same shapes and arguments, its float32 and
-        float64 tensors in bfloat16, then float16, where the spec allows them; without
-        counterparts (a comparison of bfloat16 results across libraries would add their
-        roundings' disagreements, not a check of the API)."""
-        slots = min(len(LOW_PRECISION_MEMBERS), ordinary - 1)
-        if slots <= 0:
+    def _with_variants(self, spec: LibSpec, template: Any, draws: list[Any],
+                       ordinary: int) -> list[Any]:
+        """An API's first group with its last ordinary members replaced by variants of
+        its signature (``FIRST_VARIANTS``), those that apply and keep every constraint.
+        The low-precision ones run without counterparts (a comparison of bfloat16
+        results across libraries would add their roundings' disagreements, not a check
+        of the API)."""
+        variants: list[Any] = []
+        for variant in FIRST_VARIANTS[:max(0, ordinary - 1)]:
+            if variant in LOW_PRECISION:
+                made = [replace(d, meta={**d.meta, "low_precision": variant})
+                        for d in self.generator.lowered(template, variant, 1)]
+            else:
+                made = self.generator.stretched(template, 1)
+            variants += [d for d in made
+                         if all(holds(c, d.env()) for c in spec.constraints)]
+        if not variants:
             return draws
-        low: list[Any] = []
-        for dtype in LOW_PRECISION_MEMBERS[:slots]:
-            low += [replace(d, meta={**d.meta, "low_precision": dtype})
-                    for d in self.generator.lowered(template, dtype, 1)
-                    if all(holds(c, d.env()) for c in spec.constraints)]
-        if not low:
-            return draws
-        at = ordinary - len(low)
-        return draws[:at] + low + draws[ordinary:]
+        at = ordinary - len(variants)
+        return draws[:at] + variants + draws[ordinary:]
 
     def _edge_turn(self, api: str) -> int:
         """This API's next edge turn: its edge groups take the mechanisms that apply in
@@ -621,7 +628,7 @@ class ApiEngine(Engine):
     def _case(self, spec: LibSpec, draw: Any) -> ApiCase:
         from dlfuzz.engines.api.libgen import to_case
 
-        # A low-precision member (``_with_low_precision``) runs on its own library alone:
+        # A low-precision member (``_with_variants``) runs on its own library alone:
         # the dtype oracle judges it there, against the same library in float64.
         case = to_case(draw, [] if draw.meta.get("low_precision")
                        else self._pick_counterparts(spec, draw.values))

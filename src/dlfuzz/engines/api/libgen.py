@@ -24,6 +24,7 @@ checks), ``libdraw`` (``Draw`` and ApiCase building, re-exported here).
 from __future__ import annotations
 
 import importlib.util
+import math
 import random
 import time
 from collections.abc import Iterable
@@ -171,6 +172,11 @@ def _type_violation(text: str, holds_expr: str, rules: list[Rule], relax: tuple[
                      negated)
 
 
+# The most elements a stretched tensor (``LibGenerator.stretched``) holds: what a long
+# innermost dimension of typegen reaches (4**3 * 256).
+STRETCH_ELEMENTS = 1 << 14
+
+
 class LibGenerator:
     """Draws inputs for LibSpecs in one of ``MODES`` (see module doc)."""
 
@@ -247,6 +253,31 @@ class LibGenerator:
         if not changed or low.violated([r for r in low.plan.rules if not r.on_values]):
             return []
         return self.regroup(low, n)
+
+    def stretched(self, template: State, n: int) -> list[Draw]:
+        """``n`` inputs of ``template``'s signature with one axis of one tensor, both at
+        random, made long (``TypedGen.long_dim``, within ``STRETCH_ELEMENTS``); none when
+        no tensor has an axis or a constraint no longer holds (a dimension that must
+        match another tensor's). Drawn dimensions are at most 4 and a long one is
+        always the innermost, so a scan or a reduction along another axis never
+        covered a vector's width (a cumulative sum wrong from the seventh element of
+        the scanned axis on was missed by every first group)."""
+        names = [name for name, props in template.props.items() if props.shape]
+        if not names:
+            return []
+        name = names[self.rnd.randrange(len(names))]
+        props = template.props[name]
+        axis = self.rnd.randrange(len(props.shape))
+        others = max(1, math.prod(props.shape) // max(1, props.shape[axis]))
+        length = min(self.tg.long_dim(), STRETCH_ELEMENTS // others)
+        if length <= props.shape[axis]:
+            return []
+        long = template.copy()
+        long.set_props(name, replace(props, shape=(*props.shape[:axis], length,
+                                                    *props.shape[axis + 1:])))
+        if long.violated([r for r in long.plan.rules if not r.on_values]):
+            return []
+        return self.regroup(long, n)
 
     def violate(self, spec: LibSpec, bounds: bool = True,
                 only: frozenset[str] | None = None) -> Draw | None:
