@@ -52,3 +52,26 @@ def test_a_candidate_that_holds_first_costs_one_small_trip() -> None:
     trips.clear()
     result = reduce_case(case_of(40), at_least(3), {"shorter": shorter}, chunk=12)
     assert result.case.tensors[0].to_numpy().size == 3 and trips[:2] == [2, 4]
+
+
+def test_the_deadline_stops_a_pass_between_its_round_trips() -> None:
+    """A round trip of a crash's candidates costs a worker start per candidate that still
+    crashes (5 s for torch on the loaded machine): past the deadline not one more trip
+    is sent, even inside a pass (a torch ``lcm`` SIGFPE's reduction with a 15 s
+    deadline ran 10 candidates in 50 s when only passes checked it)."""
+    import time
+
+    trips: list[int] = []
+
+    def slow_never(cands: list[ApiCase]) -> list[bool]:
+        trips.append(len(cands))
+        time.sleep(0.05)
+        return [False] * len(cands)
+
+    result = reduce_case(case_of(40), slow_never, {"shorter": shorter}, chunk=12,
+                         first_chunk=1, deadline=time.monotonic() + 0.02)
+    assert trips == [1] and result.cut and result.runs == 1
+    trips.clear()
+    result = reduce_case(case_of(40), slow_never, {"shorter": shorter}, chunk=12,
+                         first_chunk=1, deadline=time.monotonic() + 60)
+    assert trips == [1, 2, 4, 5] and not result.cut  # no deadline reached: the whole pass

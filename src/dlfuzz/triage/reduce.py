@@ -147,6 +147,9 @@ def reduce_case(case: ApiCase, holds: Callable[[list[ApiCase]], list[bool]],
                           if c.id not in seen and _weight(c) < _weight(case))
             size, tried, accepted = max(1, first_chunk), 0, False
             while tried < chunk and runs < max_runs and not accepted:
+                if tried and deadline is not None and time.monotonic() >= deadline:
+                    cut = True  # each round trip may cost worker starts: not one more
+                    break
                 pending: list[ApiCase] = []
                 for candidate in candidates:
                     seen.add(candidate.id)
@@ -166,7 +169,7 @@ def reduce_case(case: ApiCase, holds: Callable[[list[ApiCase]], list[bool]],
                         accepted = progress = True
                         break
                 size *= 2
-            if runs >= max_runs:
+            if runs >= max_runs or cut:
                 break
     return ReduceResult(case, runs, stats, cut)
 
