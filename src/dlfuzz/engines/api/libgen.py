@@ -175,6 +175,7 @@ def _type_violation(text: str, holds_expr: str, rules: list[Rule], relax: tuple[
 # The most elements a stretched tensor (``LibGenerator.stretched``) holds: what a long
 # innermost dimension of typegen reaches (4**3 * 256).
 STRETCH_ELEMENTS = 1 << 14
+LOW_AND_DOUBLE = frozenset({"float16", "bfloat16", "float64"})
 
 
 class LibGenerator:
@@ -256,7 +257,8 @@ class LibGenerator:
 
     def stretched(self, template: State, n: int) -> list[Draw]:
         """``n`` inputs of ``template``'s signature with one axis of one tensor, both at
-        random, made long (``TypedGen.long_dim``, within ``STRETCH_ELEMENTS``); none when
+        random, made long (``TypedGen.long_dim``, within ``STRETCH_ELEMENTS``), its float
+        tensors in float32; none when
         no tensor has an axis or a constraint no longer holds (a dimension that must
         match another tensor's). Drawn dimensions are at most 4 and a long one is
         always the innermost, so a scan or a reduction along another axis never
@@ -275,6 +277,14 @@ class LibGenerator:
         long = template.copy()
         long.set_props(name, replace(props, shape=(*props.shape[:axis], length,
                                                     *props.shape[axis + 1:])))
+        # In float32, where the template's float tensors were in another float dtype
+        # and the spec allows it: the vectorized paths a long axis reaches are the
+        # float32 ones users run most (a spec listing twelve dtypes drew float32 once
+        # in twelve first groups).
+        for other, p in long.props.items():
+            allowed = long.plan.by_name[other].p.dtypes
+            if p.dtype in LOW_AND_DOUBLE and (not allowed or "float32" in allowed):
+                long.set_props(other, replace(p, dtype="float32"))
         if long.violated([r for r in long.plan.rules if not r.on_values]):
             return []
         return self.regroup(long, n)
