@@ -332,17 +332,17 @@ def test_an_api_s_first_group_tries_variants_of_its_signature() -> None:
     """A group shares one signature, so a first group drawn in float32 never tried a low
     dtype, where the dtype oracle checks an API no other library has, nor an axis past
     a vector's width other than the innermost. Its last ordinary members are variants:
-    the same shapes in bfloat16, one axis made long, the same shapes in float16 (where
-    every float tensor was float32 or float64 and the spec allows the low dtype); later
-    groups are left alone, and a spec without bfloat16 gets no bfloat16 member. The
-    low-precision members run on their own library alone."""
+    the same shapes in bfloat16 or float16, then one axis made long in float32 (where
+    the float tensors were float32 or float64 and the spec allows the dtype); later
+    groups are left alone, a spec without bfloat16 gets no bfloat16 member, and the
+    variants run on their own library alone."""
     from dataclasses import replace
 
     from dlfuzz.engines.api.libspecs import load_library
 
     torch_specs = load_library("torch")
     spec = torch_specs["torch.nn.functional.hardswish"]
-    checked = stretched = 0
+    stretched, lows = 0, set()
     for seed in range(60):
         engine = ApiEngine(seed=seed, libraries=("torch",), specs={spec.api: spec},
                            counterparts={}, violate_share=0.0)
@@ -354,7 +354,8 @@ def test_an_api_s_first_group_tries_variants_of_its_signature() -> None:
                 t = c.tensors[0]
                 if t.dtype in ("bfloat16", "float16"):
                     assert t.shape == first.shape
-                    kinds.append(t.dtype)
+                    kinds.append("low")
+                    lows.add(t.dtype)
                 elif t.shape != first.shape:
                     grown = [(a, b) for a, b in zip(t.shape, first.shape, strict=True)
                              if a != b]
@@ -363,14 +364,12 @@ def test_an_api_s_first_group_tries_variants_of_its_signature() -> None:
                     assert t.dtype == "float32"  # a long axis in the common dtype
                     kinds.append("long")
             # the variants that applied, in their order, at the end of the ordinary ones
-            assert kinds == [k for k in ("bfloat16", "long", "float16") if k in kinds]
-            assert "bfloat16" in kinds and ("float16" in kinds or len(ordinary) == 3), kinds
+            assert kinds[0] == "low" and kinds == [k for k in ("low", "long") if k in kinds]
             stretched += "long" in kinds
-        checked += 1
         later = engine._next_group()
         assert len({c.tensors[0].dtype for c in later
                     if c.expect == "valid"}) <= 1, "a later group keeps one signature"
-    assert stretched >= 3, stretched
+    assert stretched >= 3 and lows == {"bfloat16", "float16"}, (stretched, lows)
     no_bf16 = replace(spec, params=tuple(
         replace(p, dtypes=("float16", "float32", "float64")) if p.name == "input" else p
         for p in spec.params))
@@ -378,16 +377,19 @@ def test_an_api_s_first_group_tries_variants_of_its_signature() -> None:
                        counterparts={}, violate_share=0.0)
     for _ in range(6):
         assert all(c.tensors[0].dtype != "bfloat16" for c in engine._next_group())
-    # The low members run on their own library alone, the others with a counterpart.
+    # The variants run on their own library alone, the others with a counterpart.
     tanh = torch_specs["torch.tanh"]
     for seed in range(60):
         engine = ApiEngine(seed=seed, libraries=("torch", "jax"), specs={tanh.api: tanh},
                            violate_share=0.0)
         ordinary = [c for c in engine._next_group() if c.expect == "valid"]
-        if ordinary[0].tensors[0].dtype == "float32" and len(ordinary) >= 3:
+        first = ordinary[0].tensors[0]
+        if first.dtype == "float32" and len(ordinary) >= 3 and first.shape:
             for c in ordinary:
-                low = c.tensors[0].dtype in ("bfloat16", "float16")
-                assert len(c.calls) == (1 if low else 2), [d.tensors[0].dtype for d in ordinary]
+                t = c.tensors[0]
+                variant = t.dtype in ("bfloat16", "float16") or t.shape != first.shape
+                assert len(c.calls) == (1 if variant else 2), \
+                    [(d.tensors[0].dtype, d.tensors[0].shape) for d in ordinary]
             break
     else:
         raise AssertionError("no first group of torch.tanh in float32 in 60 seeds")

@@ -125,17 +125,21 @@ FIRST_ORDINARY = 0.5
 # Of those ordinary members, the last ones are variants of the group's signature, in
 # this order, as many as there are ordinary members after the first: a group shares one
 # signature, and a broad campaign gives most APIs one group, so each variant is a
-# signature that API would otherwise not get (one compilation more each in JAX, nothing
-# in torch):
-# * "bfloat16", "float16": its float32 and float64 tensors in the low dtype, where the
-#   spec allows it, on its own library alone. The dtype oracle judges a low-precision
-#   input against the same library in float64, the only check of an API no other
-#   library has; a torch ``hardswish`` wrong in bfloat16 alone was reached with 8
-#   ordinary float32 members and missed.
-# * "long": one axis of one tensor made long (``LibGenerator.stretched``): a scan or
-#   reduction along an axis past a vector's width.
-FIRST_VARIANTS = ("bfloat16", "long", "float16")
-LOW_PRECISION = frozenset({"bfloat16", "float16"})
+# signature that API would otherwise not get:
+# * "low": its float32 and float64 tensors in bfloat16 or float16 (one of them at
+#   random), where the spec allows it. The dtype oracle judges a low-precision input
+#   against the same library in float64, the only check of an API no other library
+#   has; a torch ``hardswish`` wrong in bfloat16 alone was reached with 8 ordinary
+#   float32 members and missed.
+# * "long": one axis of one tensor made long, in float32 (``LibGenerator.stretched``):
+#   a scan or reduction along an axis past a vector's width.
+# Both run on the API's own library alone, judged against it in float64: with their
+# counterparts (each variant a compilation in JAX) and both low dtypes, they cost 30-40 %
+# of the cases a four-library campaign ran per second (benchmarks/throughput.py, 48-50
+# against 56-85 cases/s), and a comparison of bfloat16 results across libraries adds
+# their roundings' disagreements, not a check of the API.
+FIRST_VARIANTS = ("low", "long")
+LOW_PRECISION = ("bfloat16", "float16")
 # Signature reuse (rule APIs and per-library APIs alike). A new (shapes, dtypes, static
 # arguments) costs a compilation in jax (even op by op), jax.jit, torch.compile and XLA:
 # 50 ms to seconds; in numpy or eager torch it costs nothing. So each API keeps a pool of signatures, and a
@@ -453,18 +457,16 @@ class ApiEngine(Engine):
     def _with_variants(self, spec: LibSpec, template: Any, draws: list[Any],
                        ordinary: int) -> list[Any]:
         """An API's first group with its last ordinary members replaced by variants of
-        its signature (``FIRST_VARIANTS``), those that apply and keep every constraint.
-        The low-precision ones run without counterparts (a comparison of bfloat16
-        results across libraries would add their roundings' disagreements, not a check
-        of the API)."""
+        its signature (``FIRST_VARIANTS``), those that apply and keep every constraint;
+        each runs on the API's own library alone."""
         variants: list[Any] = []
         for variant in FIRST_VARIANTS[:max(0, ordinary - 1)]:
-            if variant in LOW_PRECISION:
-                made = [replace(d, meta={**d.meta, "low_precision": variant})
-                        for d in self.generator.lowered(template, variant, 1)]
+            if variant == "low":
+                dtype = LOW_PRECISION[int(self.rng.integers(len(LOW_PRECISION)))]
+                made = self.generator.lowered(template, dtype, 1)
             else:
                 made = self.generator.stretched(template, 1)
-            variants += [d for d in made
+            variants += [replace(d, meta={**d.meta, "variant": variant}) for d in made
                          if all(holds(c, d.env()) for c in spec.constraints)]
         if not variants:
             return draws
@@ -628,9 +630,9 @@ class ApiEngine(Engine):
     def _case(self, spec: LibSpec, draw: Any) -> ApiCase:
         from dlfuzz.engines.api.libgen import to_case
 
-        # A low-precision member (``_with_variants``) runs on its own library alone:
-        # the dtype oracle judges it there, against the same library in float64.
-        case = to_case(draw, [] if draw.meta.get("low_precision")
+        # A variant of a first signature (``_with_variants``) runs on its own library
+        # alone, judged against the same library in float64.
+        case = to_case(draw, [] if draw.meta.get("variant")
                        else self._pick_counterparts(spec, draw.values))
         if len(self._draws) > 4096:
             self._draws.pop(next(iter(self._draws)))
