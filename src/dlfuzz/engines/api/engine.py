@@ -37,7 +37,9 @@ extremes, one special float argument, a scalar outside its range, an empty dimen
 or (from the violate share) a rank outside its bound. Which of an API's groups are edge ones is stratified,
 not drawn (``schedule.edge_visit``): its first group is one, so an API visited once or
 twice in a broad campaign is pushed to an edge at least once; that first group keeps
-half its members ordinary (``FIRST_ORDINARY``), so the same visit tries both. A scalar pushed outside a
+half its members ordinary (``FIRST_ORDINARY``), so the same visit tries both, and the
+last of those are variants of its signature, in a low dtype (on the API's own library)
+and with a long axis (``FIRST_VARIANTS``). A scalar pushed outside a
 range that the library's own check vouches for must be rejected: such an edge input is
 judged as a violate-mode one (``_judged``). Everything random comes from streams seeded
 by (seed, batch), so a seed (with the same feedback) reproduces the same cases.
@@ -133,11 +135,13 @@ FIRST_ORDINARY = 0.5
 #   float32 members and missed.
 # * "long": one axis of one tensor made long, in float32 (``LibGenerator.stretched``):
 #   a scan or reduction along an axis past a vector's width.
-# Both run on the API's own library alone, judged against it in float64: with their
-# counterparts (each variant a compilation in JAX) and both low dtypes, they cost 30-40 %
-# of the cases a four-library campaign ran per second (benchmarks/throughput.py, 48-50
-# against 56-85 cases/s), and a comparison of bfloat16 results across libraries adds
-# their roundings' disagreements, not a check of the API.
+# The low one runs on the API's own library alone, where the dtype oracle judges it
+# against the same library in float64; the long one keeps its counterparts (a float32
+# result is judged only where backends disagree: alone it would be judged by nothing).
+# With counterparts for both and both low dtypes they cost 30-40 % of the cases a
+# four-library campaign ran per second (benchmarks/throughput.py, 48-50 against 56-85
+# cases/s; each variant a compilation in JAX), and a comparison of bfloat16 results
+# across libraries adds their roundings' disagreements, not a check of the API.
 FIRST_VARIANTS = ("low", "long")
 LOW_PRECISION = ("bfloat16", "float16")
 # Signature reuse (rule APIs and per-library APIs alike). A new (shapes, dtypes, static
@@ -458,7 +462,7 @@ class ApiEngine(Engine):
                        ordinary: int) -> list[Any]:
         """An API's first group with its last ordinary members replaced by variants of
         its signature (``FIRST_VARIANTS``), those that apply and keep every constraint;
-        each runs on the API's own library alone."""
+        the low-precision one runs on the API's own library alone."""
         variants: list[Any] = []
         for variant in FIRST_VARIANTS[:max(0, ordinary - 1)]:
             if variant == "low":
@@ -630,9 +634,9 @@ class ApiEngine(Engine):
     def _case(self, spec: LibSpec, draw: Any) -> ApiCase:
         from dlfuzz.engines.api.libgen import to_case
 
-        # A variant of a first signature (``_with_variants``) runs on its own library
-        # alone, judged against the same library in float64.
-        case = to_case(draw, [] if draw.meta.get("variant")
+        # A low-precision variant of a first signature (``_with_variants``) runs on its
+        # own library alone, judged against the same library in float64.
+        case = to_case(draw, [] if draw.meta.get("variant") == "low"
                        else self._pick_counterparts(spec, draw.values))
         if len(self._draws) > 4096:
             self._draws.pop(next(iter(self._draws)))

@@ -258,12 +258,11 @@ class LibGenerator:
     def stretched(self, template: State, n: int) -> list[Draw]:
         """``n`` inputs of ``template``'s signature with one axis of one tensor, both at
         random, made long (``TypedGen.long_dim``, within ``STRETCH_ELEMENTS``), its float
-        tensors in float32; none when
-        no tensor has an axis or a constraint no longer holds (a dimension that must
-        match another tensor's). Drawn dimensions are at most 4 and a long one is
-        always the innermost, so a scan or a reduction along another axis never
-        covered a vector's width (a cumulative sum wrong from the seventh element of
-        the scanned axis on was missed by every first group)."""
+        tensors in float32; none when no tensor has an axis or a constraint no longer
+        holds (a dimension that must match another tensor's). Drawn dimensions are at
+        most 4 and a long one is always the innermost, so a scan or a reduction along
+        another axis never covered a vector's width (a cumulative sum wrong from the
+        seventh element of the scanned axis on was missed by every first group)."""
         names = [name for name, props in template.props.items() if props.shape]
         if not names:
             return []
