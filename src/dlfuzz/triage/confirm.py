@@ -56,7 +56,7 @@ _GENERATED_CODE_ERRORS = frozenset({"NameError", "UnboundLocalError", "SyntaxErr
 # has no attribute '_error_repr'" from inside jax while keras-torch trained the model).
 _BUILTIN_VALUE_ERROR = re.compile(r"^'(tuple|list|NoneType)' object "
                                   r"(has no attribute|is not callable|is not subscriptable)")
-_SYMPTOMS_KILLED = frozenset({"crash", "oom"})  # a signal death reproduces these
+SYMPTOMS_KILLED = frozenset({"crash", "oom"})  # a signal death reproduces these
 _SYMPTOMS_HANG = frozenset({"timeout"})  # a reproducer stopped by the limit reproduces it
 # Start-up of the reproducer's interpreter (library import) on top of the case timeout:
 # the measured start of the fresh worker (interpreter, library and preloads, under the
@@ -328,12 +328,12 @@ def judge_reproducer(symptom: str, rc: int | None, stdout: str, stderr: str,
     if rc < 0:
         name = _signal_name(-rc)
         hang = name == "SIGALRM"  # the script's own alarm ends a hang
-        shows = symptom in (_SYMPTOMS_HANG if hang else _SYMPTOMS_KILLED | _SYMPTOMS_HANG)
+        shows = symptom in (_SYMPTOMS_HANG if hang else SYMPTOMS_KILLED | _SYMPTOMS_HANG)
         return ReproCheck(shows, f"killed by {name}", rc)
     if "Traceback (most recent call last)" in stderr:
         last = verdict_line("", stderr)
         return ReproCheck(False, f"the reproducer failed without a verdict: {last}", rc)
-    return ReproCheck(symptom in _SYMPTOMS_KILLED, f"exit {rc}: {line}", rc)
+    return ReproCheck(symptom in SYMPTOMS_KILLED, f"exit {rc}: {line}", rc)
 
 
 def _signal_name(number: int) -> str:

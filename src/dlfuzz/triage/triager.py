@@ -60,6 +60,7 @@ from dlfuzz.store.db import BugRow, Store
 from dlfuzz.triage.bugdir import BugFolder, write_bug_folder
 from dlfuzz.triage.confirm import (
     HANG_FACTOR,
+    SYMPTOMS_KILLED,
     ReproCheck,
     ReRun,
     SlowRun,
@@ -96,7 +97,6 @@ REDUCE_SECONDS = 30.0
 # 50 s reducing one torch ``lcm`` SIGFPE, every other worker idle meanwhile. Such a
 # reduction sends its candidates one at a time (``first_chunk`` 1: the candidate after
 # one that crashed would most likely crash too, a restart for nothing) and stops sooner.
-DEATH_SYMPTOMS = frozenset({"crash", "oom"})
 REDUCE_SECONDS_DEATH = 15.0
 
 
@@ -513,7 +513,7 @@ class Triage:
             return None
         t0 = time.perf_counter()
         try:
-            deaths = finding.symptom in DEATH_SYMPTOMS
+            deaths = finding.symptom in SYMPTOMS_KILLED
             limit = seconds or (REDUCE_SECONDS_DEATH if deaths else REDUCE_SECONDS)
             result = reduce_case(case, holds, passes, budget, weight=reduction.weight,
                                  deadline=time.monotonic() + limit,

@@ -251,9 +251,7 @@ class LibGenerator:
                 return []
             low.set_props(name, replace(props, dtype=dtype))
             changed = True
-        if not changed or low.violated([r for r in low.plan.rules if not r.on_values]):
-            return []
-        return self.regroup(low, n)
+        return self._variant(low, n) if changed else []
 
     def stretched(self, template: State, n: int) -> list[Draw]:
         """``n`` inputs of ``template``'s signature with one axis of one tensor, both at
@@ -284,9 +282,15 @@ class LibGenerator:
             allowed = long.plan.by_name[other].p.dtypes
             if p.dtype in LOW_AND_DOUBLE and (not allowed or "float32" in allowed):
                 long.set_props(other, replace(p, dtype="float32"))
-        if long.violated([r for r in long.plan.rules if not r.on_values]):
+        return self._variant(long, n)
+
+    def _variant(self, state: State, n: int) -> list[Draw]:
+        """``n`` inputs of a template changed in place of ``regroup``'s (a dtype, a
+        dimension), or none when that broke a rule on properties (rules on values are
+        the adjuster's, drawing each member)."""
+        if state.violated([r for r in state.plan.rules if not r.on_values]):
             return []
-        return self.regroup(long, n)
+        return self.regroup(state, n)
 
     def violate(self, spec: LibSpec, bounds: bool = True,
                 only: frozenset[str] | None = None) -> Draw | None:
