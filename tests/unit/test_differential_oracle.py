@@ -135,6 +135,18 @@ def test_violate_mode_cases_are_left_to_the_boundary_oracle(pool: Pool):
     assert ctx.stats["suspicious"] == 0 and runner.calls == 0
 
 
+def test_an_edge_input_outside_the_documented_domain_is_not_judged(pool: Pool):
+    # The planted bug fires, but the input broke a relation between parameters on its
+    # way to the edge: no result is right there, and nothing is claimed.
+    case = cumsum_case(ROWS, expect="outside:special-one:dim:dim < input.ndims")
+    assert not case.answerable and not case.invalid
+    found, ctx, runner = check(pool, case)
+    assert found == []
+    assert ctx.stats["suspicious"] == 0 and runner.calls == 0
+    (f,), _, _ = check(pool, cumsum_case(ROWS, expect="edge:special-one:input"))
+    assert f.guilty_backend == "torch"
+
+
 def test_without_a_reference_nobody_is_blamed(pool: Pool):
     # The two libraries compute different functions: no float64 agreement, no majority.
     case = unary_case("sin", SHORT, torch_target="torch.cos")

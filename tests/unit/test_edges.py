@@ -261,10 +261,12 @@ def test_a_scalar_outside_a_checked_range_is_judged_as_violate_mode() -> None:
     for _ in range(200):
         engine._pending = []
         for case in engine._next_group():
-            if case.expect.startswith("edge:outside-range"):
+            if case.expect.startswith(("edge:outside-range", "outside:outside-range")):
                 # left an edge only where more than the one check is broken (training
-                # True breaks the second check of p too): acceptance would be ambiguous
+                # True breaks the second check of p too): acceptance would be ambiguous;
+                # that check relates p to training, so the draw is outside the domain
                 assert len(engine.broken_constraints(case) or []) > 1
+                assert case.expect.startswith("outside:") and not case.answerable
                 edges += 1
             if case.invalid:
                 judged += 1
@@ -395,3 +397,50 @@ def test_an_api_s_first_group_tries_variants_of_its_signature() -> None:
             break
     else:
         raise AssertionError("no first group of torch.tanh in float32 in 60 seeds")
+
+
+def test_an_edge_that_breaks_a_relation_between_parameters_is_outside_the_domain() -> None:
+    """A special value in ``clip_value_max`` below ``clip_value_min`` (TF documents that
+    the minimum must not exceed the maximum) made a false wrong-result report. An edge
+    draw that breaks a relation its valid draw kept is outside the documented domain:
+    only crashes, hangs and nondeterminism are judged there. Every edge case that stays
+    one keeps the relation."""
+    from dlfuzz.engines.api.libspecs import load_library
+
+    spec = load_library("tf")["tensorflow.clip_by_value"]
+    engine = ApiEngine(seed=4, libraries=("tf",), specs={spec.api: spec},
+                       counterparts={}, violate_share=0.0, edge_share=1.0)
+    outside = kept = 0
+    for _ in range(300):
+        engine._pending = []
+        for case in engine._next_group():
+            params = dict(case.params)
+            low, high = params.get("clip_value_min", -1.0), params.get("clip_value_max", 1.0)
+            if case.expect.startswith("outside:"):
+                outside += 1
+                assert case.expect.endswith(":clip_value_min <= clip_value_max")
+                assert not low <= high and not case.answerable
+            elif case.expect.startswith("edge:") and case.expect.count("clip_value") == 1:
+                kept += 1
+                assert low <= high and case.answerable
+    assert outside > 10 and kept > 10
+
+
+def test_an_empty_square_matrix_is_empty_in_both_dimensions() -> None:
+    """``empty`` shrinks one dimension; where that breaks a relation the valid draw kept
+    (``inv``'s square matrix), every dimension of that size shrinks: a 0 by 0 matrix,
+    which the API is defined on, instead of a 0 by n one outside its domain."""
+    from dlfuzz.engines.api.libspecs import load_library
+
+    spec = load_library("torch")["torch.linalg.inv"]
+    engine = ApiEngine(seed=4, libraries=("torch",), specs={spec.api: spec},
+                       counterparts={}, violate_share=0.0, edge_share=1.0)
+    empties = []
+    for _ in range(300):
+        engine._pending = []
+        empties += [c for c in engine._next_group() if ":empty:" in f":{c.expect}"]
+    assert len(empties) > 10
+    shapes = [case.tensors[0].shape for case in empties]
+    assert all(0 in s and s[-1] == s[-2] for s in shapes)
+    assert all(case.expect == "edge:empty:A" for case in empties)
+    assert sum(s[-1] == 0 for s in shapes) > 5  # the matrix itself empty, not its batch

@@ -19,7 +19,11 @@ class ApiCase:
     ``"valid"``, or ``"invalid:<constraint>"`` for a violate-mode input that breaks that
     constraint of the API's spec on purpose: the API must reject it with a clean exception,
     or ``"edge:<mechanism>:<parameter>"`` for an input at the edge of the value space
-    (``engines/api/edges.py``), which the API may compute or reject.
+    (``engines/api/edges.py``), which the API may compute or reject, or
+    ``"outside:<mechanism>:<parameter>:<constraint>"`` for an edge input that broke a
+    constraint of the spec on the way (a special value in ``clip_value_max`` now below
+    ``clip_value_min``): outside the documented domain, so no result is right or wrong,
+    and only a crash, a hang or a nondeterministic result is judged (``answerable``).
     """
 
     api: str
@@ -32,6 +36,12 @@ class ApiCase:
     @property
     def invalid(self) -> bool:
         return self.expect.startswith("invalid")
+
+    @property
+    def answerable(self) -> bool:
+        """Whether the input has a right answer to judge a result or a rejection by:
+        not a violate-mode input (the boundary oracle's) nor one outside the domain."""
+        return not self.expect.startswith(("invalid", "outside"))
 
     def call_for(self, library: str) -> Call | None:
         for lib, call in self.calls:

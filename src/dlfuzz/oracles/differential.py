@@ -77,9 +77,10 @@ class DifferentialOracle(Oracle):
         results: list[list[Finding]] = [[] for _ in items]
         # Unordered outputs (eigenvalues, sets, tie-broken indices) in canonical form.
         items = [(case, canonical_outcomes(case, outcomes)) for case, outcomes in items]
-        # A violate-mode input has no right answer to compare: the boundary oracle's.
+        # A violate-mode input, or an edge one outside the documented domain, has no
+        # right answer to compare.
         suspects = [i for i, (case, outcomes) in enumerate(items)
-                    if not getattr(case, "invalid", False) and suspicious(case, outcomes)]
+                    if getattr(case, "answerable", True) and suspicious(case, outcomes)]
         if not suspects:
             return results
         ctx.stats["suspicious"] += len(suspects)

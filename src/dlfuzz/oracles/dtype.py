@@ -82,7 +82,7 @@ EVALUATION_STEPS = 8.0
 def _candidates(case: ApiCase, outcomes: dict[str, Outcome], ctx: OracleContext
                 ) -> list[str]:
     """Eager backends of the API's own library with a low-precision floating result."""
-    if getattr(case, "kind", "api") != "api" or getattr(case, "invalid", False):
+    if getattr(case, "kind", "api") != "api" or not getattr(case, "answerable", True):
         return []
     if not case.calls or not any(t.dtype in LOW for t in case.tensors):
         return []

@@ -26,7 +26,8 @@ a zero-size dimension. Each edge group takes one group of valid draws (one signa
     every other floating tensor finite: the NaN/Inf *pairs* some functions mishandle
     (``gammainc(inf, nan)`` giving 0, ``zeta(nan, -inf)`` giving inf).
 ``empty``
-    one tensor with a zero-size dimension.
+    one tensor with a zero-size dimension (or, where that breaks a relation the valid
+    draw kept, every dimension of that size in every tensor: a 0 by 0 matrix).
 ``equal-scalars``
     two numeric scalar parameters given the same value: the degenerate interval
     (``histc(min=7, max=7)`` silently bins over the data's range instead), a ``start``
@@ -64,6 +65,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
+from dlfuzz.engines.api.constraints import holds
 from dlfuzz.engines.api.libdraw import Draw
 
 EDGES = ("int-extremes", "special-one", "special-pair", "outside-range", "equal-scalars",
@@ -433,6 +435,11 @@ def _outside_range(draw: Draw, name: str, plan: dict[str, Any], rng: np.random.G
 
 def _empty(draw: Draw, name: str, plan: dict[str, Any], rng: np.random.Generator
            ) -> dict[str, Any]:
+    """The planned axis of one tensor made zero-size; where that breaks a constraint the
+    valid draw kept (a square matrix now 0 by 3, ``inner``'s last dimensions no longer
+    equal), every axis of every tensor of that axis's size instead, where that keeps
+    them: a 0 by 0 matrix, two vectors of length 0, the empty input the API is defined
+    on."""
     def shrink(a: np.ndarray) -> np.ndarray:
         if a.ndim == 0:
             return a
@@ -442,7 +449,27 @@ def _empty(draw: Draw, name: str, plan: dict[str, Any], rng: np.random.Generator
     values = dict(draw.values)
     v = values[name]
     values[name] = shrink(v) if isinstance(v, np.ndarray) else [shrink(v[0])] + list(v[1:])
-    return values
+    if _keeps_constraints(draw, values):
+        return values
+    first = v if isinstance(v, np.ndarray) else v[0]
+    if first.ndim == 0:
+        return values
+    size = first.shape[min(plan["axis"], first.ndim - 1)]
+
+    def linked(a: np.ndarray) -> np.ndarray:
+        for axis in range(a.ndim):
+            if a.shape[axis] == size:
+                a = np.take(a, np.arange(0), axis=axis)
+        return a
+
+    wide = {n: _map_arrays(x, linked) if _arrays(x) else x for n, x in draw.values.items()}
+    return wide if _keeps_constraints(draw, wide) else values
+
+
+def _keeps_constraints(draw: Draw, values: dict[str, Any]) -> bool:
+    """Whether ``values`` keep every constraint of the spec that the draw kept."""
+    env, kept = replace(draw, values=values).env(), draw.env()
+    return all(holds(c, env) or not holds(c, kept) for c in draw.spec.constraints)
 
 
 _APPLY = {"int-extremes": _int_extremes, "special-one": _special_one,

@@ -350,7 +350,7 @@ class ApiEngine(Engine):
         self._measure(case, outcomes)
         stats.tried += 1
         stats.ran_somewhere += any(o.ok for o in own)
-        if case.expect.startswith("edge:"):
+        if case.expect.startswith(("edge:", "outside:")):
             stats.edge_tried += 1
             stats.edge_ran += any(o.ok for o in own)
         stats.ran_everywhere += bool(outcomes) and all(o.ok for o in outcomes.values())
@@ -407,31 +407,45 @@ class ApiEngine(Engine):
             keep = int(len(draws) * FIRST_ORDINARY) \
                 if stats.groups == 1 and self.edge_share < 1.0 else 0
             edged = edge_group(draws[keep:], self.rng, self._edge_turn(spec.api))
-            draws = draws[:keep] + edged if edged else draws
+            if edged:
+                draws = draws[:keep] + [self._judged(spec, e, d) for e, d in
+                                        zip(edged, draws[keep:], strict=True)]
         if stats.groups == 1 and template is not None:
             draws = self._with_variants(spec, template, draws, keep)
-        draws = [self._judged(spec, d) for d in draws]
         cases = [self._case(spec, d) for d in draws]
         if new and cases:
             self._first_ids.add(cases[0].id)
         return cases
 
-    def _judged(self, spec: LibSpec, draw: Any) -> Any:
-        """An edge draw whose scalar outside its range breaks exactly one constraint, one
-        that violate mode may break (the library's own check vouches for it), becomes a
-        violate-mode draw: the API must reject it, and the boundary oracle judges that.
-        Left an edge, an accepted ``dropout(p=1.5)`` was seen by nobody; violate mode
-        itself reaches a given API in about one group in twenty."""
-        if not draw.edge.startswith("outside-range:"):
+    def _judged(self, spec: LibSpec, draw: Any, before: Any) -> Any:
+        """What an edge draw that breaks a constraint of the spec is judged as: one that
+        its valid draw (``before``) kept; one the generator could not satisfy in the
+        first place stays as it was.
+
+        A scalar pushed outside its range that breaks exactly one constraint violate mode
+        may break (the library's own check vouches for it) becomes a violate-mode draw:
+        the API must reject it, and the boundary oracle judges that. Left an edge, an
+        accepted ``dropout(p=1.5)`` was seen by nobody; violate mode itself reaches a
+        given API in about one group in twenty.
+
+        A broken relation between parameters puts the draw outside the documented domain
+        (``Draw.outside``): no result or rejection is right there, so only crashes, hangs
+        and nondeterminism are judged. A special value in ``clip_value_max`` below
+        ``clip_value_min`` made a false wrong-result report (TF documents that the
+        minimum must not exceed the maximum), and so would an integer extreme used as an
+        index past its tensor's end. A broken constraint on one parameter alone (its
+        range, ``y.min >= 1``, ``p > 0``) is what the mechanism pushes on purpose: that
+        draw stays an edge one, judged as before."""
+        env, kept = draw.env(), before.env()
+        broken = [c for c in spec.constraints if not holds(c, env) and holds(c, kept)]
+        if not broken:
             return draw
-        target = self._violate_target(spec)
-        if target is None:
-            return draw
-        env = draw.env()
-        broken = [c.text for c in spec.constraints if not holds(c, env)]
-        if len(broken) == 1 and broken[0] in target[1]:
-            return replace(draw, violated=broken[0], edge="")
-        return draw
+        if draw.edge.startswith("outside-range:"):
+            target = self._violate_target(spec)
+            if target is not None and len(broken) == 1 and broken[0].text in target[1]:
+                return replace(draw, violated=broken[0].text, edge="")
+        relations = [c.text for c in broken if len(c.names) > 1]
+        return replace(draw, outside=relations[0]) if relations else draw
 
     def _violate_target(self, spec: LibSpec) -> tuple[LibSpec, frozenset[str]] | None:
         """``_violate_spec`` of this spec, cached until the spec learns a constraint."""

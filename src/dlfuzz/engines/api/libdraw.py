@@ -33,7 +33,8 @@ class Draw:
     lists of ints/floats, ``DType`` (dtype parameters). ``structures`` names the
     structure each present parameter was generated with; ``violated`` is the text of the
     constraint or type bound a violate-mode draw breaks on purpose ("" when valid);
-    ``edge`` names the edge mechanism and parameter of an edge input (``edges.py``).
+    ``edge`` names the edge mechanism and parameter of an edge input (``edges.py``), and
+    ``outside`` a constraint of the spec that the mechanism broke on the way.
     """
 
     spec: LibSpec
@@ -42,11 +43,14 @@ class Draw:
     violated: str = ""
     meta: dict[str, Any] = field(default_factory=dict, compare=False)
     edge: str = ""
+    outside: str = ""  # a constraint the edge input broke on the way (no right answer)
 
     @property
     def expect(self) -> str:
         if self.violated:
             return f"invalid:{self.violated}"
+        if self.outside:
+            return f"outside:{self.edge}:{self.outside}"
         return f"edge:{self.edge}" if self.edge else "valid"
 
     def env(self) -> Env:
