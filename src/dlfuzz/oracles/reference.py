@@ -219,26 +219,32 @@ class Judge:
         self.reference_runs += len(variants)
         return [canonical_outcomes(v, r) for v, r in zip(variants, runs, strict=True)]
 
-    def _wide_runs(self, case: ApiCase) -> list[ApiCase]:
+    def _wide_runs(self, case: ApiCase, nudges: int | None = None) -> list[ApiCase]:
         """The case upcast to float64, then ``nudges`` copies nudged by one rounding of
         their dtype (the sensitivity): what a float64 reference is computed from."""
-        return [upcast(case)] + [nudge(case, self.rng) for _ in range(self.settings.nudges)]
+        count = self.settings.nudges if nudges is None else nudges
+        return [upcast(case)] + [nudge(case, self.rng) for _ in range(count)]
 
-    def own_references(self, requests: Sequence[tuple[ApiCase, str]]
+    def own_references(self, requests: Sequence[tuple[ApiCase, str]], with_nudges: bool = True
                        ) -> list[Reference | None]:
         """Per (case, backend): the float64 reference that backend's own library computes
         (the case upcast, plus the nudged runs for the sensitivity), one round trip per
         backend. What the dtype oracle judges a float16/bfloat16 result against: the same
-        implementation in the wide dtype, for APIs no other library has."""
+        implementation in the wide dtype, for APIs no other library has.
+
+        ``with_nudges`` False: the upcast run alone, with no sensitivity (a reference that
+        allows only the dtype's tolerance). The sensitivity only ever widens what a
+        verdict allows, so a result within that reference needs no nudged runs."""
         out: list[Reference | None] = [None] * len(requests)
         per_backend: dict[str, list[int]] = {}
         for i, (_case, backend) in enumerate(requests):
             per_backend.setdefault(backend, []).append(i)
-        width = 1 + self.settings.nudges
+        nudges = self.settings.nudges if with_nudges else 0
+        width = 1 + nudges
         for backend, index in per_backend.items():
             variants: list[ApiCase] = []
             for i in index:
-                variants.extend(self._wide_runs(requests[i][0]))
+                variants.extend(self._wide_runs(requests[i][0], nudges))
             runs = self.runner(variants, [backend])
             runs = [canonical_outcomes(v, r) for v, r in zip(variants, runs, strict=True)]
             self.reference_runs += len(variants)
