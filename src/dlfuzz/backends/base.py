@@ -64,12 +64,6 @@ class Backend:
     # gets more than one worker process on a machine with cores to spare
     # (``CampaignSettings.replicas``).
     compiles_per_signature: ClassVar[bool] = False
-    # Whether the float64 self-check of a gradient case (``_backward``: the forward passes
-    # of the finite differences, the reverse and the forward mode at float64) runs
-    # compiled whole (``check_function``) in eager mode: where every primitive of an
-    # eager call is compiled for each new signature (JAX), the check's three passes
-    # primitive by primitive cost far more than the gradient they check.
-    compiled_checks: ClassVar[bool] = False
     repro_import: ClassVar[str] = ""  # the import line(s) a reproducer starts with
     # A statement that waits for ``result`` where the library dispatches asynchronously
     # (JAX): a reproducer that must see a call crash or hang would otherwise exit before
@@ -248,10 +242,7 @@ class Backend:
         wide = [a.astype(np.float64) if i in wrt else a for i, a in enumerate(arrays)]
         if g64 is not None:
             g, key = g64, (key, "float64")
-        checked = self.compiled or self.compiled_checks
-        if self.compiled_checks and not self.compiled:
-            g = self.check_function(g, key)
-        grads64, outs64, cots64_native = gradient(g, wide, checked, key)
+        grads64, outs64, cots64_native = gradient(g, wide, self.compiled, key)
         outs64 = [np.asarray(self.to_numpy(o)) for o in outs64]
         cots64 = [np.asarray(self.to_numpy(c)) for c in cots64_native]
         vs = [direction(seed, i, arrays[i].shape, structure_of(i)) for i in wrt]
@@ -419,12 +410,6 @@ class Backend:
             compiled = self._compiled[key] = build()
         return compiled
 
-    def check_function(self, g: Callable[[list[Any], list[Any]], list[Any]], key: Any
-                       ) -> Callable[[list[Any], list[Any]], list[Any]]:
-        """``g`` as the float64 self-check of an eager backend with ``compiled_checks``
-        runs it (compiled whole, once per ``key``); the eager ``g`` itself by default."""
-        return g
-
     def prepare_api(self) -> None:
         """Process-wide switches API calls run under (TF's NumPy behaviour)."""
 
@@ -436,14 +421,12 @@ class Backend:
             natives: list[Any], cotangents: list[Any], key: Any) -> list[Any]:
         """The library's reverse mode: ``J^T c`` of ``g`` at ``primals``, one gradient per
         primal (zeros where an output does not depend on it). ``key`` is None in eager
-        mode; in a compile mode, or for the float64 check of a backend with
-        ``compiled_checks``, it names the compiled backward to cache and reuse."""
+        mode; in a compile mode it names the compiled backward to cache and reuse."""
         raise NotImplementedError
 
     def jvp(self, g: Callable[[list[Any], list[Any]], list[Any]], primals: list[Any],
             natives: list[Any], tangents: list[Any]) -> list[Any]:
-        """The library's forward mode: ``J v`` of ``g`` at ``primals``, per output (run for
-        the float64 check of an eager mode only)."""
+        """The library's forward mode: ``J v`` of ``g`` at ``primals``, per output."""
         raise NotImplementedError
 
     # ---- programs (ProgramCase, MoCo) --------------------------------------------------

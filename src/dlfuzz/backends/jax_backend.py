@@ -60,40 +60,14 @@ class JaxBackend(Backend):
     def floating(self, native: Any) -> bool:
         return bool(self.jnp.issubdtype(native.dtype, self.jnp.floating))
 
-    # The float64 check of a gradient case compiled whole: JAX eager compiles each
-    # primitive per new signature, and the check's forward, reverse and forward-mode
-    # passes in float64 were most of a gradient case's 735 ms (40 new signatures, no
-    # compile cache); three whole programs cost less than their primitives one by one.
-    # The gradient under test, at the case's dtype, stays eager.
-    compiled_checks = True
-
-    def check_function(self, g: Callable[[list[Any], list[Any]], list[Any]], key: Any
-                       ) -> Callable[[list[Any], list[Any]], list[Any]]:
-        jax = self.jax
-        return self.compiled_once(("check", key), lambda: _Whole(jax.jit(g), g))
-
     def vjp(self, g: Callable[[list[Any], list[Any]], list[Any]], primals: list[Any],
             natives: list[Any], cotangents: list[Any], key: Any) -> list[Any]:
-        jax = self.jax
-        if key is None:
-            return list(_vjp(jax, g, primals, natives, cotangents))
-
-        def backward(ps: list[Any], ns: list[Any], cs: list[Any]) -> tuple[Any, ...]:
-            return _vjp(jax, g, ps, ns, cs)
-
-        whole = self.compiled_once(("check-grad", key),
-                                   lambda: _Whole(jax.jit(backward), backward))
-        return list(whole(primals, natives, cotangents))
+        return list(_vjp(self.jax, g, primals, natives, cotangents))
 
     def jvp(self, g: Callable[[list[Any], list[Any]], list[Any]], primals: list[Any],
             natives: list[Any], tangents: list[Any]) -> list[Any]:
-        jax = self.jax
-
-        def forward(ps: list[Any], ns: list[Any], ts: list[Any]) -> list[Any]:
-            _, out = jax.jvp(lambda *p: g(list(p), ns), tuple(ps), tuple(ts))
-            return list(out)
-
-        return list(_Whole(jax.jit(forward), forward)(primals, natives, tangents))
+        _, out = self.jax.jvp(lambda *ps: g(list(ps), natives), tuple(primals), tuple(tangents))
+        return list(out)
 
     def repro_setup(self) -> str:
         return 'jax.config.update("jax_enable_x64", True)'
@@ -176,23 +150,6 @@ def _jvp(f, primals, tangents):
     return list(jax.jvp(lambda *ps: f(*ps), tuple(primals),
                         tuple(jnp.asarray(t) for t in tangents))[1])
 '''
-
-
-class _Whole:
-    """``compiled``, or ``eager`` from the first call it cannot run (a function whose
-    output shape depends on its values, such as ``jnp.unique``, does not trace)."""
-
-    def __init__(self, compiled: Callable[..., Any], eager: Callable[..., Any]) -> None:
-        self.compiled, self.eager = compiled, eager
-        self.failed = False
-
-    def __call__(self, *args: Any) -> Any:
-        if not self.failed:
-            try:
-                return self.compiled(*args)
-            except Exception:  # noqa: BLE001 - does not compile: the check runs eagerly
-                self.failed = True
-        return self.eager(*args)
 
 
 def _vjp(jax: Any, g: Callable[[list[Any], list[Any]], list[Any]], primals: list[Any],
