@@ -21,8 +21,8 @@ class ApiCase:
     or ``"edge:<mechanism>:<parameter>"`` for an input at the edge of the value space
     (``engines/api/edges.py``), which the API may compute or reject, or
     ``"outside:<mechanism>:<parameter>:<constraint>"`` for an edge input that broke a
-    constraint of the spec on the way (a special value in ``clip_value_max`` now below
-    ``clip_value_min``): outside the documented domain, so no result is right or wrong,
+    relation between parameters on the way (a special value in ``clip_value_max`` now
+    below ``clip_value_min``): outside the documented domain, so no result is right or wrong,
     and only a crash, a hang or a nondeterministic result is judged (``answerable``).
     """
 

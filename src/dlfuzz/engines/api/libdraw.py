@@ -34,7 +34,7 @@ class Draw:
     structure each present parameter was generated with; ``violated`` is the text of the
     constraint or type bound a violate-mode draw breaks on purpose ("" when valid);
     ``edge`` names the edge mechanism and parameter of an edge input (``edges.py``), and
-    ``outside`` a constraint of the spec that the mechanism broke on the way.
+    ``outside`` a relation between parameters that the mechanism broke on the way.
     """
 
     spec: LibSpec
@@ -43,7 +43,7 @@ class Draw:
     violated: str = ""
     meta: dict[str, Any] = field(default_factory=dict, compare=False)
     edge: str = ""
-    outside: str = ""  # a constraint the edge input broke on the way (no right answer)
+    outside: str = ""  # a relation the edge input broke on the way (no right answer)
 
     @property
     def expect(self) -> str:
