@@ -247,6 +247,21 @@ def test_every_api_s_first_group_is_an_edge_group_and_the_share_holds(specs) -> 
         assert expects[:len(expects) // 2] == ["valid"] * (len(expects) // 2), (api, expects)
 
 
+def _edge_cases(library: str, api: str, seed: int, groups: int) -> list:
+    """The cases of ``groups`` groups of an engine on the installed spec of one API,
+    every group an edge one."""
+    from dlfuzz.engines.api.libspecs import load_library
+
+    spec = load_library(library)[api]
+    engine = ApiEngine(seed=seed, libraries=(library,), specs={spec.api: spec},
+                       counterparts={}, violate_share=0.0, edge_share=1.0)
+    cases = []
+    for _ in range(groups):
+        engine._pending = []
+        cases += engine._next_group()
+    return cases
+
+
 def test_a_scalar_outside_a_checked_range_is_judged_as_violate_mode() -> None:
     """An outside-range edge that breaks exactly one constraint the library's own check
     vouches for (dropout's ``0 <= p <= 1``, from its source) must be rejected: the case
@@ -405,24 +420,17 @@ def test_an_edge_that_breaks_a_relation_between_parameters_is_outside_the_domain
     draw that breaks a relation its valid draw kept is outside the documented domain:
     only crashes, hangs and nondeterminism are judged there. Every edge case that stays
     one keeps the relation."""
-    from dlfuzz.engines.api.libspecs import load_library
-
-    spec = load_library("tf")["tensorflow.clip_by_value"]
-    engine = ApiEngine(seed=4, libraries=("tf",), specs={spec.api: spec},
-                       counterparts={}, violate_share=0.0, edge_share=1.0)
     outside = kept = 0
-    for _ in range(300):
-        engine._pending = []
-        for case in engine._next_group():
-            params = dict(case.params)
-            low, high = params.get("clip_value_min", -1.0), params.get("clip_value_max", 1.0)
-            if case.expect.startswith("outside:"):
-                outside += 1
-                assert case.expect.endswith(":clip_value_min <= clip_value_max")
-                assert not low <= high and not case.answerable
-            elif case.expect.startswith("edge:") and case.expect.count("clip_value") == 1:
-                kept += 1
-                assert low <= high and case.answerable
+    for case in _edge_cases("tf", "tensorflow.clip_by_value", seed=4, groups=300):
+        params = dict(case.params)
+        low, high = params.get("clip_value_min", -1.0), params.get("clip_value_max", 1.0)
+        if case.expect.startswith("outside:"):
+            outside += 1
+            assert case.expect.endswith(":clip_value_min <= clip_value_max")
+            assert not low <= high and not case.answerable
+        elif case.expect.startswith("edge:") and case.expect.count("clip_value") == 1:
+            kept += 1  # an edge on one of the two bounds
+            assert low <= high and case.answerable
     assert outside > 10 and kept > 10
 
 
@@ -430,15 +438,8 @@ def test_an_empty_square_matrix_is_empty_in_both_dimensions() -> None:
     """``empty`` shrinks one dimension; where that breaks a relation the valid draw kept
     (``inv``'s square matrix), every dimension of that size shrinks: a 0 by 0 matrix,
     which the API is defined on, instead of a 0 by n one outside its domain."""
-    from dlfuzz.engines.api.libspecs import load_library
-
-    spec = load_library("torch")["torch.linalg.inv"]
-    engine = ApiEngine(seed=4, libraries=("torch",), specs={spec.api: spec},
-                       counterparts={}, violate_share=0.0, edge_share=1.0)
-    empties = []
-    for _ in range(300):
-        engine._pending = []
-        empties += [c for c in engine._next_group() if ":empty:" in f":{c.expect}"]
+    empties = [c for c in _edge_cases("torch", "torch.linalg.inv", seed=4, groups=300)
+               if ":empty:" in c.expect]
     assert len(empties) > 10
     shapes = [case.tensors[0].shape for case in empties]
     assert all(0 in s and s[-1] == s[-2] for s in shapes)

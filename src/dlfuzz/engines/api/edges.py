@@ -65,7 +65,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from dlfuzz.engines.api.constraints import holds
+from dlfuzz.engines.api.constraints import Constraint, holds
 from dlfuzz.engines.api.libdraw import Draw
 
 EDGES = ("int-extremes", "special-one", "special-pair", "outside-range", "equal-scalars",
@@ -466,10 +466,16 @@ def _empty(draw: Draw, name: str, plan: dict[str, Any], rng: np.random.Generator
     return wide if _keeps_constraints(draw, wide) else values
 
 
+def newly_broken(before: Draw, after: Draw) -> list[Constraint]:
+    """The constraints of the spec that ``before`` kept and ``after`` breaks: what an
+    edge mechanism broke on its way (one the generator could not satisfy in the first
+    place is not its doing)."""
+    env, kept = after.env(), before.env()
+    return [c for c in before.spec.constraints if not holds(c, env) and holds(c, kept)]
+
+
 def _keeps_constraints(draw: Draw, values: dict[str, Any]) -> bool:
-    """Whether ``values`` keep every constraint of the spec that the draw kept."""
-    env, kept = replace(draw, values=values).env(), draw.env()
-    return all(holds(c, env) or not holds(c, kept) for c in draw.spec.constraints)
+    return not newly_broken(draw, replace(draw, values=values))
 
 
 _APPLY = {"int-extremes": _int_extremes, "special-one": _special_one,

@@ -58,7 +58,7 @@ import numpy as np
 
 from dlfuzz.cases import ApiCase, DType, Finding, Outcome
 from dlfuzz.engines.api.constraints import Env, holds, make, provenance
-from dlfuzz.engines.api.edges import edge_group
+from dlfuzz.engines.api.edges import edge_group, newly_broken
 from dlfuzz.engines.api.gradients import GradientQueue
 from dlfuzz.engines.api.libspecs import (
     LIBRARY_FILES,
@@ -436,8 +436,7 @@ class ApiEngine(Engine):
         index past its tensor's end. A broken constraint on one parameter alone (its
         range, ``y.min >= 1``, ``p > 0``) is what the mechanism pushes on purpose: that
         draw stays an edge one, judged as before."""
-        env, kept = draw.env(), before.env()
-        broken = [c for c in spec.constraints if not holds(c, env) and holds(c, kept)]
+        broken = newly_broken(before, draw)
         if not broken:
             return draw
         if draw.edge.startswith("outside-range:"):
