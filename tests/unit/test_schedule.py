@@ -15,6 +15,7 @@ from dlfuzz.engines.api.schedule import (
     COST_SCALE,
     MIN_WEIGHT,
     ApiStats,
+    estimated_costs,
     message_key,
     violate_share,
 )
@@ -97,6 +98,47 @@ def test_a_slow_api_gets_less_energy_than_a_fast_one() -> None:
     assert abs(slow.weight - fast.weight / 2) < 0.05 * fast.weight
     slow.seconds = 20 * 1.0  # a second a case: a fiftieth
     assert slow.weight < fast.weight / 40
+
+
+def _ran(cases: int, seconds: float) -> ApiStats:
+    s = _fed([{"torch:ok"}] * cases)
+    s.seconds = seconds
+    return s
+
+
+def test_an_api_not_tried_yet_is_charged_what_its_module_or_library_costs() -> None:
+    """Before its first case an API is charged the mean cost of the APIs tried in its
+    module (three at least), else in its library, else nothing; once it ran, its own."""
+    stats = {"jax.scipy.special.a": _ran(10, 10.0), "jax.scipy.special.b": _ran(10, 20.0),
+             "jax.scipy.special.c": _ran(20, 10.0), "jax.scipy.special.new": ApiStats(),
+             "jax.numpy.new": ApiStats(), "jax.numpy.d": _ran(10, 0.1),
+             "torch.new": ApiStats(), "torch.e": _ran(4, 0.04)}
+    costs = estimated_costs(stats)
+    assert costs["jax.scipy.special.new"] == pytest.approx(40.0 / 40)  # its module
+    assert costs["jax.numpy.new"] == pytest.approx(40.1 / 50)  # too few: its library
+    assert costs["torch.new"] == 0.0  # one torch API tried: nothing known
+    assert costs["jax.numpy.d"] == pytest.approx(0.01) and costs["torch.e"] == 0.01
+    assert stats["jax.scipy.special.new"].energy(costs["jax.scipy.special.new"]) < \
+        stats["torch.new"].energy(costs["torch.new"]) / 10
+
+
+def test_first_visits_go_to_the_cheaper_modules_first() -> None:
+    """A module whose tried APIs each cost JAX a compilation gets its first visits after
+    the cheap modules' (coverage groups: the cheapest least-visited API; energy: the
+    module's cost charged to its untried APIs), so a deadline sees more APIs."""
+    def first_visits(dear_s: float) -> int:
+        engine = ApiEngine(seed=2, libraries=("torch",), gradients=False, violate_share=0.0)
+        dear = [n for n in engine.names if n.startswith("torch.nn.functional.")]
+        cheap = [n for n in engine.names if n.count(".") == 1]
+        for name, seconds in [*((n, dear_s) for n in dear[:4]), *((n, 0.004) for n in cheap[:4])]:
+            engine.stats[name] = _ran(16, 16 * seconds)
+            engine.visits[name] = 1
+        for _ in range(len(engine.names) // 4):
+            engine._next_group()
+        return sum(engine.visits[n] > 0 for n in dear[4:])
+
+    even, dear = first_visits(0.004), first_visits(0.5)
+    assert dear < even / 2, (dear, even)
 
 
 def _timed(engine: ApiEngine, first_s: float, later_s: float, n: int = 400) -> list[int]:

@@ -29,9 +29,10 @@ or a counterpart), and it counts as valid when any backend runs it.
 APIs are picked by energy (``schedule.py``, an AFL-style power schedule): valid rate
 and yield (the share of an API's cases that showed something new) raise it, each case
 that hangs or kills a worker halves it, and a floor keeps every API in play; violate
-mode leans toward APIs whose rejections come from native code. Until every API has had
+mode leans toward APIs whose rejections come from native code; an API not tried yet is
+charged its module's measured cost. Until every API has had
 two groups, a quarter of the groups (``COVERAGE_SHARE``) go to the API visited least
-instead, so no API is left unvisited by chance while others get their tenth group. A
+(the cheapest first) instead, so no API is left unvisited by chance while others get their tenth group. A
 share of the valid groups (``edge_share``) are edge inputs (``edges.py``): integer
 extremes, one special float argument, a scalar outside its range, an empty dimension,
 or (from the violate share) a rank outside its bound. Which of an API's groups are edge ones is stratified,
@@ -72,6 +73,7 @@ from dlfuzz.engines.api.schedule import (
     NATIVE_ERRORS,
     ApiStats,
     edge_visit,
+    estimated_costs,
     message_key,
     violate_share,
 )
@@ -105,17 +107,21 @@ EDGE_SHARE = 0.35
 # Of the violate-mode groups, this share breaks a tensor's rank bound instead (an edge
 # input: ``_break_rank``), where aborts on unsupported ranks are.
 RANK_EDGE_P = 0.5
-# Until every API has had COVERAGE_VISITS groups, a quarter of the groups go to the API
-# visited least (ties in an order drawn from the seed); the rest, and all of them after,
+# Until every API has had COVERAGE_VISITS groups, half of the groups go to the API
+# visited least (ties to the cheapest by its cost or its peers', ``estimated_costs``,
+# then in an order drawn from the seed); the rest, and all of them after,
 # are drawn by energy. A floor on visits, where ``schedule.MIN_WEIGHT`` is one on
 # energy: drawn by energy alone an API is missed by chance (with 450 APIs and about
 # 1,000 groups in a 300 s TF.js + TensorFlow campaign about one in ten got no group, and
 # one CI run never checked tf.tanh's planted backward), and an API's first group is an
 # edge one (``schedule.edge_visit``), half of it ordinary values (``FIRST_ORDINARY``),
 # so a second group is its first full one of ordinary values. A coverage group fills
-# exactly such a gap, so a quarter of the groups closes it within the first few
-# cycles, at a quarter of the re-visits; after that the energy schedule alone decides.
-COVERAGE_SHARE = 0.25
+# exactly such a gap. It was a quarter of the groups while ties went in the seed's
+# order; taken cheapest first, a coverage group costs less than the energy schedule's
+# average one (which re-visits the cheap APIs more, as energy favours fast ones), and
+# with half of them a 300 s campaign on numpy, torch, jax and tf gave first visits to
+# 492 of 573 torch APIs against 404 with a quarter (docs/recall.md, session 28).
+COVERAGE_SHARE = 0.5
 COVERAGE_VISITS = 2
 # Of an API's first group (an edge group), this share of the members keep ordinary
 # values. A broad campaign gives most APIs one group in 300 s: all of it at an edge, an
@@ -129,10 +135,11 @@ FIRST_ORDINARY = 0.5
 # signature, and a broad campaign gives most APIs one group, so each variant is a
 # signature that API would otherwise not get:
 # * "low": its float32 and float64 tensors in bfloat16 or float16 (one of them at
-#   random), where the spec allows it. The dtype oracle judges a low-precision input
-#   against the same library in float64, the only check of an API no other library
-#   has; a torch ``hardswish`` wrong in bfloat16 alone was reached with 8 ordinary
-#   float32 members and missed.
+#   random; where the group has room for a third variant, the other one too), where
+#   the spec allows it. The dtype oracle judges a low-precision input against the same
+#   library in float64, the only check of an API no other library has; a torch
+#   ``hardswish`` wrong in bfloat16 alone was reached with 8 ordinary float32 members
+#   and missed, and with one low dtype drawn it is missed in half the first visits.
 # * "long": one axis of one tensor made long, in float32 (``LibGenerator.stretched``):
 #   a scan or reduction along an axis past a vector's width.
 # The low one runs on the API's own library alone, where the dtype oracle judges it
@@ -142,7 +149,7 @@ FIRST_ORDINARY = 0.5
 # four-library campaign ran per second (benchmarks/throughput.py, 48-50 against 56-85
 # cases/s; each variant a compilation in JAX), and a comparison of bfloat16 results
 # across libraries adds their roundings' disagreements, not a check of the API.
-FIRST_VARIANTS = ("low", "long")
+FIRST_VARIANTS = ("low", "long", "low")
 LOW_PRECISION = ("bfloat16", "float16")
 # Signature reuse (rule APIs and per-library APIs alike). A new (shapes, dtypes, static
 # arguments) costs a compilation in jax (even op by op), jax.jit, torch.compile and XLA:
@@ -266,6 +273,7 @@ class ApiEngine(Engine):
         self._pending: list[ApiCase] = []
         self.oversized = 0  # cases dropped for MAX_CASE_BYTES
         self._cdf: np.ndarray | None = None
+        self._costs: dict[str, float] = {}  # estimated seconds a case, with ``_cdf``
         # Rule APIs: signature pools and the measured cost of a new signature.
         self.rulegen = RuleGenerator(subnormals=subnormals_for(self.libraries))
         self.pools: dict[str, list[Signature]] = {}
@@ -366,16 +374,20 @@ class ApiEngine(Engine):
     # ---- internals ----------------------------------------------------------------------
     def _next_api(self) -> str:
         """The next group's API: while some API has had fewer than ``COVERAGE_VISITS``
-        groups, the least visited one for ``COVERAGE_SHARE`` of the groups; else one
+        groups, the least visited one for ``COVERAGE_SHARE`` of the groups, the cheapest
+        of those by its cost or its peers' (``schedule.estimated_costs``); else one
         drawn by energy (``schedule.py``)."""
+        if self._cdf is None:
+            self._costs = estimated_costs(self.stats)
+            weights = np.array([self.stats[n].energy(self._costs[n]) for n in self.names])
+            self._cdf = np.cumsum(weights) / weights.sum()
         if self._uncovered:
             self._coverage_credit += COVERAGE_SHARE
             if self._coverage_credit >= 1.0:
                 self._coverage_credit -= 1.0
-                return min(self.names, key=lambda n: (self.visits[n], self._coverage_order[n]))
-        if self._cdf is None:
-            weights = np.array([self.stats[n].weight for n in self.names])
-            self._cdf = np.cumsum(weights) / weights.sum()
+                costs = self._costs
+                return min(self.names, key=lambda n: (self.visits[n], costs[n],
+                                                      self._coverage_order[n]))
         index = int(np.searchsorted(self._cdf, self.rng.random(), side="right"))
         return self.names[min(index, len(self.names) - 1)]
 
@@ -477,10 +489,10 @@ class ApiEngine(Engine):
         its signature (``FIRST_VARIANTS``), those that apply and keep every constraint;
         the low-precision one runs on the API's own library alone."""
         variants: list[Any] = []
+        lows = list(self.rng.permutation(LOW_PRECISION))  # a second "low" takes the other
         for variant in FIRST_VARIANTS[:max(0, ordinary - 1)]:
             if variant == "low":
-                dtype = LOW_PRECISION[int(self.rng.integers(len(LOW_PRECISION)))]
-                made = self.generator.lowered(template, dtype, 1)
+                made = self.generator.lowered(template, str(lows.pop(0)), 1)
             else:
                 made = self.generator.stretched(template, 1)
             variants += [replace(d, meta={**d.meta, "variant": variant}) for d in made

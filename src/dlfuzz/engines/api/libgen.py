@@ -176,6 +176,9 @@ def _type_violation(text: str, holds_expr: str, rules: list[Rule], relax: tuple[
 # innermost dimension of typegen reaches (4**3 * 256).
 STRETCH_ELEMENTS = 1 << 14
 LOW_AND_DOUBLE = frozenset({"float16", "bfloat16", "float64"})
+# Integer parameters that name the axis an API scans, reduces or sorts along: the long
+# variant stretches the axis they name in the first tensor (``stretched``).
+AXIS_PARAMS = ("dim", "axis")
 
 
 class LibGenerator:
@@ -254,19 +257,26 @@ class LibGenerator:
         return self._variant(low, n) if changed else []
 
     def stretched(self, template: State, n: int) -> list[Draw]:
-        """``n`` inputs of ``template``'s signature with one axis of one tensor, both at
-        random, made long (``TypedGen.long_dim``, within ``STRETCH_ELEMENTS``), its float
-        tensors in float32; none when no tensor has an axis or a constraint no longer
-        holds (a dimension that must match another tensor's). Drawn dimensions are at
-        most 4 and a long one is always the innermost, so a scan or a reduction along
-        another axis never covered a vector's width (a cumulative sum wrong from the
-        seventh element of the scanned axis on was missed by every first group)."""
+        """``n`` inputs of ``template``'s signature with one axis of one tensor made long
+        (``TypedGen.long_dim``, within ``STRETCH_ELEMENTS``), its float tensors in
+        float32; none when no tensor has an axis or a constraint no longer holds (a
+        dimension that must match another tensor's). Drawn dimensions are at most 4 and
+        a long one is always the innermost, so a scan or a reduction along another axis
+        never covered a vector's width (a cumulative sum wrong from the seventh element
+        of the scanned axis on was missed by every first group). The axis is the one an
+        integer ``dim`` or ``axis`` argument names in the first tensor, where there is
+        one (the scanned or reduced axis: at random, one of a 4-d cumulative sum's
+        first visits in four stretched it); else a tensor and an axis at random."""
         names = [name for name, props in template.props.items() if props.shape]
         if not names:
             return []
-        name = names[self.rnd.randrange(len(names))]
+        named = _named_axis(template, names[0])
+        if named is not None:
+            name, axis = names[0], named
+        else:
+            name = names[self.rnd.randrange(len(names))]
+            axis = self.rnd.randrange(len(template.props[name].shape))
         props = template.props[name]
-        axis = self.rnd.randrange(len(props.shape))
         others = max(1, math.prod(props.shape) // max(1, props.shape[axis]))
         length = min(self.tg.long_dim(), STRETCH_ELEMENTS // others)
         if length <= props.shape[axis]:
@@ -473,3 +483,15 @@ def draws_to_cases(draws: Iterable[Draw], counterparts: Iterable[Any] = ()) -> l
     """Cases for several draws with the same counterparts (a convenience for engines)."""
     cps = tuple(counterparts)
     return [to_case(d, cps) for d in draws]
+
+
+def _named_axis(state: State, tensor: str) -> int | None:
+    """The axis of ``tensor`` that an integer ``AXIS_PARAMS`` argument names (a negative
+    one counted from the end), or None where there is none or it is out of range."""
+    rank = len(state.props[tensor].shape)
+    for param in AXIS_PARAMS:
+        value = state.values.get(param) if param in state.present else None
+        if isinstance(value, (int, np.integer)) and not isinstance(value, bool) \
+                and -rank <= value < rank:
+            return int(value) % rank
+    return None
