@@ -409,3 +409,26 @@ def test_nan_handling_in_a_low_precision_model_is_not_demoted_as_rounding() -> N
     finite_in = np.array([[0.3, 1.0]], np.float16)
     assert "float16 model" in details(finite_in, np.array([0.25, 0.5], np.float16))["demoted"]
     assert "float16 model" in details(nan_in, np.array([0.25, 0.5], np.float16))["demoted"]
+
+
+def test_a_low_precision_call_with_a_float_scalar_is_demoted() -> None:
+    """``jnp.isclose(bfloat16 -0.418, [0, -0.984], 0.5726)`` is true in JAX, which
+    rounds the Python float to bfloat16 (0.574) and compares in it; torch and the
+    float64 reference say false. Which width a library gives the scalar is its choice,
+    and the input nudges do not move the scalar, so such a call is listed, not filed as
+    a wrong result; without a float scalar, or in float32, it is judged as always."""
+    from dlfuzz.oracles.differential import _low_precision_scalar
+
+    def isclose(dtype: type, rtol: float) -> ApiCase:
+        a = Tensor.from_numpy(np.array(-0.41796875, dtype=dtype))
+        b = Tensor.from_numpy(np.array([0.0, -0.984375], dtype=dtype))
+        return ApiCase("torch.isclose", (a, b), (
+            ("torch", Call("torch.isclose", (Ref(0), Ref(1), rtol))),
+            ("jax", Call("jax.numpy.isclose", (Ref(0), Ref(1), rtol)))))
+
+    low = isclose(ml_dtypes.bfloat16, 0.5725606663425917)
+    assert "bfloat16 call with the float argument 0.5725606663425917" in \
+        _low_precision_scalar(low, "jax")
+    assert _low_precision_scalar(low, "tensorflow") == ""  # no call of that library
+    assert _low_precision_scalar(isclose(np.float32, 0.5725606663425917), "jax") == ""
+    assert _low_precision_scalar(isclose(ml_dtypes.bfloat16, 2.0), "jax") == ""
