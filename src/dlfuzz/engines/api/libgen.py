@@ -176,6 +176,15 @@ def _type_violation(text: str, holds_expr: str, rules: list[Rule], relax: tuple[
 # innermost dimension of typegen reaches (4**3 * 256).
 STRETCH_ELEMENTS = 1 << 14
 LOW_AND_DOUBLE = frozenset({"float16", "bfloat16", "float64"})
+# Fresh property states the adjuster is given before a signature that still breaks a
+# shape constraint is kept as it is (best effort: an unsatisfiable spec still draws).
+# The adjuster's repair of one state stops at its best, and a fresh state is often
+# repaired where the first was not: with one try a seventh of torch conv2d's
+# signatures had a kernel larger than the padded input (torch rejects the call, and a
+# plant behind stride 2 with dilation 2 was reached with 5 of 21 inputs running), with
+# three 1 in 100. Over the torch, tf and jax specs 0.87 % of first draws broke a
+# constraint with one try, 0.67 % with three, for 0.1 ms more a draw.
+PROPERTY_TRIES = 3
 # Integer parameters that name the axis an API scans, reduces or sorts along: the long
 # variant stretches the axis they name in the first tensor (``stretched``).
 AXIS_PARAMS = ("dim", "axis")
@@ -201,7 +210,8 @@ class LibGenerator:
         self._solver: Any = None
         self._records: dict[tuple[int, str], _Record] = {}
         self.stats: dict[str, float] = {"draws": 0, "z3_solves": 0, "z3_seconds": 0.0,
-                                        "z3_fallbacks": 0, "unsatisfied": 0}
+                                        "z3_fallbacks": 0, "unsatisfied": 0,
+                                        "properties_redrawn": 0}
 
     # ---- public API ---------------------------------------------------------------------
     def draw(self, spec: LibSpec) -> Draw:
@@ -371,10 +381,17 @@ class LibGenerator:
             st = random_state(plan, self.tg)
         elif self.mode == "z3":
             st = self._z3_state(plan)
+        elif self.mode == "adjust":
+            # The adjuster repairs one state as far as it can; a fresh state is often
+            # repaired where the first was not (``PROPERTY_TRIES``).
+            rules = [r for r in plan.rules if not r.on_values]
+            for _ in range(PROPERTY_TRIES):
+                st = self.tg.state(plan)
+                if not self.adjuster.run(st, rules):
+                    break
+                self.stats["properties_redrawn"] += 1
         else:
             st = self.tg.state(plan)
-            if self.mode == "adjust":
-                self.adjuster.run(st, [r for r in plan.rules if not r.on_values])
         return st
 
     def _values(self, st: State, reshape: bool = True) -> None:
