@@ -49,6 +49,7 @@ by (seed, batch), so a seed (with the same feedback) reproduces the same cases.
 from __future__ import annotations
 
 import difflib
+import math
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
@@ -151,6 +152,12 @@ FIRST_ORDINARY = 0.5
 # across libraries adds their roundings' disagreements, not a check of the API.
 FIRST_VARIANTS = ("low", "long", "low")
 LOW_PRECISION = ("bfloat16", "float16")
+# An API's first group (with adaptive group sizes) has room for one ordinary member and
+# every variant in its ordinary half. Groups of a cheap library are drawn small (4-8
+# cases: a new signature costs torch nothing), and a first group of 7 had room for the
+# low variant in one dtype and the long one: a torch ``hardswish`` wrong in bfloat16 was
+# reached in a 300 s campaign with its float16 variant only.
+FIRST_SIZE = math.ceil((1 + len(FIRST_VARIANTS)) / FIRST_ORDINARY)
 # Signature reuse (rule APIs and per-library APIs alike). A new (shapes, dtypes, static
 # arguments) costs a compilation in jax (even op by op), jax.jit, torch.compile and XLA:
 # 50 ms to seconds; in numpy or eager torch it costs nothing. So each API keeps a pool of signatures, and a
@@ -409,6 +416,8 @@ class ApiEngine(Engine):
                 draws = self._violate(spec, size)
             if draws:
                 return [self._case(spec, d) for d in draws]
+        if self.adaptive_groups and self.edge_share < 1.0 and not self.stats[spec.api].groups:
+            size = max(size, FIRST_SIZE)  # room for every variant (``FIRST_SIZE``)
         draws, template = self._valid_group(spec, size)
         new = template is not None
         stats = self.stats[spec.api]
