@@ -361,13 +361,18 @@ def test_an_api_s_first_group_tries_variants_of_its_signature() -> None:
 
     torch_specs = load_library("torch")
     spec = torch_specs["torch.nn.functional.hardswish"]
-    stretched, lows, both, eligible = 0, set(), 0, 0
+    stretched, lows, both, eligible, low_templates = 0, set(), 0, 0, 0
     for seed in range(60):
         engine = ApiEngine(seed=seed, libraries=("torch",), specs={spec.api: spec},
                            counterparts={}, violate_share=0.0)
         ordinary = [c for c in engine._next_group() if c.expect == "valid"]
         first = ordinary[0].tensors[0]
         assert len(ordinary) >= 4  # a first group has room for every variant
+        if first.dtype in ("float16", "bfloat16") and first.shape:
+            # a template in one low dtype gets the other one
+            other = {"float16": "bfloat16", "bfloat16": "float16"}[first.dtype]
+            assert other in {c.tensors[0].dtype for c in ordinary[1:]}
+            low_templates += 1
         if first.dtype in ("float32", "float64") and first.shape:
             eligible += 1
             kinds, group_lows = [], []
@@ -397,6 +402,7 @@ def test_an_api_s_first_group_tries_variants_of_its_signature() -> None:
                     if c.expect == "valid"}) <= 1, "a later group keeps one signature"
     assert stretched >= 3 and lows == {"bfloat16", "float16"} and both == eligible > 3, \
         (stretched, lows, both, eligible)
+    assert low_templates >= 3, low_templates
     no_bf16 = replace(spec, params=tuple(
         replace(p, dtypes=("float16", "float32", "float64")) if p.name == "input" else p
         for p in spec.params))

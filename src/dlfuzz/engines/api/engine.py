@@ -135,9 +135,9 @@ FIRST_ORDINARY = 0.5
 # this order, as many as there are ordinary members after the first: a group shares one
 # signature, and a broad campaign gives most APIs one group, so each variant is a
 # signature that API would otherwise not get:
-# * "low": its float32 and float64 tensors in bfloat16 or float16 (one of them at
-#   random; where the group has room for a third variant, the other one too), where
-#   the spec allows it. The dtype oracle judges a low-precision input against the same
+# * "low": its floating tensors in bfloat16 or float16 (one of them at random, then
+#   the other one as the third variant; a template in one low dtype gets the other),
+#   where the spec allows it. The dtype oracle judges a low-precision input against the same
 #   library in float64, the only check of an API no other library has; a torch
 #   ``hardswish`` wrong in bfloat16 alone was reached with 8 ordinary float32 members
 #   and missed, and with one low dtype drawn it is missed in half the first visits.

@@ -176,6 +176,7 @@ def _type_violation(text: str, holds_expr: str, rules: list[Rule], relax: tuple[
 # innermost dimension of typegen reaches (4**3 * 256).
 STRETCH_ELEMENTS = 1 << 14
 LOW_AND_DOUBLE = frozenset({"float16", "bfloat16", "float64"})
+FLOATING = frozenset({"float16", "bfloat16", "float32", "float64"})
 # Fresh property states the adjuster is given before a signature that still breaks a
 # shape constraint is kept as it is (best effort: an unsatisfiable spec still draws).
 # The adjuster's repair of one state stops at its best, and a fresh state is often
@@ -248,16 +249,19 @@ class LibGenerator:
         return out
 
     def lowered(self, template: State, dtype: str, n: int) -> list[Draw]:
-        """``n`` inputs of ``template``'s signature with every float32 and float64 tensor
-        in ``dtype`` (bfloat16, float16) instead, fresh values; none when the template
-        has no such tensor, a parameter's dtype list leaves ``dtype`` out, or a
-        constraint no longer holds (dtypes that must match another argument's). The
-        dtype oracle judges a low-precision input against the same library in float64,
-        so an API no other library has is checked in the low dtype too."""
+        """``n`` inputs of ``template``'s signature with every floating tensor in
+        ``dtype`` (bfloat16, float16) instead, fresh values; none when no tensor changes
+        (the template is in ``dtype`` already), a parameter's dtype list leaves ``dtype``
+        out, or a constraint no longer holds (dtypes that must match another argument's).
+        The dtype oracle judges a low-precision input against the same library in
+        float64, so an API no other library has is checked in the low dtype too; a
+        template drawn in float16 gets its bfloat16 variant and the reverse (a torch
+        ``hardswish`` wrong in bfloat16 alone was reached with a float16 first group
+        and no bfloat16 member)."""
         low = template.copy()
         changed = False
         for name, props in template.props.items():
-            if props.dtype not in ("float32", "float64"):
+            if props.dtype not in FLOATING or props.dtype == dtype:
                 continue
             allowed = low.plan.by_name[name].p.dtypes
             if allowed and dtype not in allowed:
