@@ -432,3 +432,29 @@ def test_a_low_precision_call_with_a_float_scalar_is_demoted() -> None:
     assert _low_precision_scalar(low, "tensorflow") == ""  # no call of that library
     assert _low_precision_scalar(isclose(np.float32, 0.5725606663425917), "jax") == ""
     assert _low_precision_scalar(isclose(ml_dtypes.bfloat16, 2.0), "jax") == ""
+
+
+def test_counts_moved_to_a_neighbouring_bin_are_demoted() -> None:
+    """``jnp.histogram`` of the float32 value -0.3926 in two bins counts it in the first,
+    float64 in the second (the middle edge rounds one ulp above it in float32): the
+    counts keep their total, so a bin edge's rounding moved them. A count that changes
+    the total, or counts from float64 inputs, are judged as always."""
+    from dlfuzz.oracles.differential import _moved_bins
+    from dlfuzz.oracles.reference import Verdict
+
+    def verdict(actual: list[float], expected: list[float]) -> Verdict:
+        edges = np.array([-0.89257, -0.39257, 0.10743])
+        return Verdict("jax", (), True, 1.0, "numeric",
+                       expected=(np.array(expected, np.float32), edges),
+                       bad=(np.array(actual) != np.array(expected), np.zeros(3, bool)),
+                       actual=(np.array(actual, np.float32), edges))
+
+    def case(dtype: type) -> ApiCase:
+        x = Tensor.from_numpy(np.array(-0.39257004857063293, dtype=dtype))
+        return ApiCase("torch.histogram", (x,),
+                       (("jax", Call("jax.numpy.histogram", (Ref(0), 2))),))
+
+    assert "counts moved between bins" in _moved_bins(case(np.float32), verdict([1, 0], [0, 1]))
+    assert _moved_bins(case(np.float32), verdict([1, 1], [0, 1])) == ""  # the total changed
+    assert _moved_bins(case(np.float64), verdict([1, 0], [0, 1])) == ""
+    assert _moved_bins(case(np.float32), verdict([0.5, 0.5], [0, 1])) == ""  # not counts

@@ -36,7 +36,7 @@ from dlfuzz.oracles.localize import Request, Suspect, localize_many
 from dlfuzz.oracles.reference import REFERENCE_PREFERENCE, Reference, Verdict, disagreements
 from dlfuzz.oracles.semantics import documented_difference
 from dlfuzz.oracles.special import input_specials, nan_mark, special_phrase
-from dlfuzz.oracles.tolerances import LOW_PRECISION, Tolerance, as_comparable
+from dlfuzz.oracles.tolerances import LOW_PRECISION, Tolerance, as_comparable, moved_counts
 
 
 def _outputs(o: Outcome) -> tuple[np.ndarray, ...]:
@@ -267,7 +267,7 @@ def judgement(case: ApiCase, o: Outcome, verdict: Verdict, ctx: OracleContext
         if demoted:
             out.append(("low_precision_model", dtype))
     if not demoted and not verdict.rules:
-        demoted = _low_precision_scalar(case, library)
+        demoted = _low_precision_scalar(case, library) or _moved_bins(case, verdict)
     if not demoted:
         demoted = _integer_overflow(case, dtype)
     if demoted:
@@ -326,6 +326,26 @@ def _low_precision_scalar(case: ApiCase, library: str) -> str:
             "to the low dtype or keep it wider, the float64 reference keeps it whole, and "
             "the input nudges do not move it; a result at the edge of that rounding "
             "cannot be judged")
+
+
+def _moved_bins(case: ApiCase, verdict: Verdict) -> str:
+    """Why counts off the float64 reference cannot be judged ("" when they can): every
+    output that disagrees holds whole numbers with the reference's total, so values
+    moved between neighbouring bins, and the inputs are narrower than float64, in which
+    a bin edge is computed. ``jnp.histogram`` of the float32 value -0.3926 in two bins
+    counts it in the first, float64 in the second: the middle edge, x - 0.5 + 0.5,
+    rounds to one ulp above x in float32."""
+    narrow = sorted({t.dtype for t in getattr(case, "tensors", ())
+                     if t.dtype in ("float16", "bfloat16", "float32")})
+    if not narrow or not verdict.bad:
+        return ""
+    off = [(a, e) for a, e, bad in zip(verdict.actual, verdict.expected, verdict.bad,
+                                       strict=True) if bad.shape == a.shape and bad.any()]
+    if not off or not all(moved_counts(a, e) for a, e in off):
+        return ""
+    return (f"counts moved between bins, the total kept: a value at a bin edge, which "
+            f"{'/'.join(narrow)} rounds differently from float64, lands in the neighbouring "
+            "bin")
 
 
 def _low_precision_model(case: ApiCase, dtype: str) -> str:

@@ -67,7 +67,7 @@ from dlfuzz.oracles.differential import judgement, order_dependent_only
 from dlfuzz.oracles.discrepancy import fmt, tolerance_text
 from dlfuzz.oracles.reference import Reference, Verdict, disagreements
 from dlfuzz.oracles.special import input_specials, nan_mark
-from dlfuzz.oracles.tolerances import LOW_PRECISION, as_comparable, epsilon
+from dlfuzz.oracles.tolerances import LOW_PRECISION, as_comparable, epsilon, moved_counts
 
 LOW = LOW_PRECISION
 # A numeric deviation counts when it is this many times the allowance: clear of the
@@ -217,32 +217,18 @@ def _low_outputs(outcome: Outcome, ref: Reference) -> tuple[Outcome, Reference]:
     that are not all whole numbers. Integer outputs, and float outputs of counts
     (histogram counts, indices: ``histc`` returns its counts as floats) jump with the
     rounding of the inputs: a bin edge computed in bfloat16 puts a value in the next bin,
-    which says nothing about a bug (``_whole``, ``_moved_counts``)."""
+    which says nothing about a bug (``_whole``, ``tolerances.moved_counts``)."""
     if len(outcome.outputs) != len(ref.outputs):
         return outcome, ref
     keep = [i for i, t in enumerate(outcome.outputs)
             if t.dtype in LOW and not _whole(ref.outputs[i])
-            and not _moved_counts(t.to_numpy(), ref.outputs[i])]
+            and not moved_counts(t.to_numpy(), ref.outputs[i])]
     if len(keep) == len(outcome.outputs):
         return outcome, ref
     sens = ref.sensitivity
     return (replace(outcome, outputs=tuple(outcome.outputs[i] for i in keep)),
             replace(ref, outputs=tuple(ref.outputs[i] for i in keep),
                     sensitivity=None if sens is None else tuple(sens[i] for i in keep)))
-
-
-def _moved_counts(low: np.ndarray, wide: np.ndarray) -> bool:
-    """Whole numbers on both sides with the same total: counts of which some moved to
-    another bin (a histogram of one value: ``[0, 0, 0, 0, 1, 0, ...]``, too small for
-    ``_whole``, whose float64 middle edge is 1.4e-17 where bfloat16's is 0, so 0 is
-    counted one bin later). A wrong count changes the total; a rounding moves it."""
-    a, b = as_comparable(low), as_comparable(wide)
-    if a.shape != b.shape or a.dtype.kind != "f" or b.dtype.kind != "f" or not a.size:
-        return False
-    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
-        return False
-    whole = bool(np.all(a == np.round(a))) and bool(np.all(b == np.round(b)))
-    return whole and bool(np.any(a != b)) and float(a.sum()) == float(b.sum())
 
 
 def _whole(array: np.ndarray) -> bool:

@@ -99,3 +99,17 @@ METRICS: dict[str, Callable[..., float]] = {
     "mean_abs": mean_abs,
     "d_mad": d_mad,
 }
+
+
+def moved_counts(low: np.ndarray, wide: np.ndarray) -> bool:
+    """Whole numbers on both sides with the same total: counts of which some moved to
+    another bin (a bfloat16 histogram of one value: ``[0, 0, 0, 0, 1, 0, ...]``, whose
+    float64 middle edge is 1.4e-17 where bfloat16's is 0, so 0 is counted one bin
+    later). A wrong count changes the total; a rounding of a bin edge moves it."""
+    a, b = as_comparable(low), as_comparable(wide)
+    if a.shape != b.shape or a.dtype.kind != "f" or b.dtype.kind != "f" or not a.size:
+        return False
+    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+        return False
+    whole = bool(np.all(a == np.round(a))) and bool(np.all(b == np.round(b)))
+    return whole and bool(np.any(a != b)) and float(a.sum()) == float(b.sum())
