@@ -458,3 +458,28 @@ def test_counts_moved_to_a_neighbouring_bin_are_demoted() -> None:
     assert _moved_bins(case(np.float32), verdict([1, 1], [0, 1])) == ""  # the total changed
     assert _moved_bins(case(np.float64), verdict([1, 0], [0, 1])) == ""
     assert _moved_bins(case(np.float32), verdict([0.5, 0.5], [0, 1])) == ""  # not counts
+
+
+def test_integers_off_by_a_wraparound_of_a_narrower_input_are_demoted() -> None:
+    """torch promotes an int32 ``cumprod`` to int64, JAX and TF wrap in int32: torch's
+    3,623,878,656 against the others' -671,088,640 is 2**32 apart. Integer results off
+    by a multiple of 2**bits of an integer input's width are a wrap-around, listed, not
+    filed; any other integer difference, or one without a narrower integer input, is
+    judged as always."""
+    from dlfuzz.oracles.differential import _wrapped
+    from dlfuzz.oracles.reference import Verdict
+
+    def verdict(actual: int, expected: int) -> Verdict:
+        a, e = np.array([6, actual], np.int64), np.array([6, expected], np.int64)
+        return Verdict("torch", (), True, 1.0, "numeric", expected=(e,), bad=(a != e,),
+                       actual=(a,))
+
+    def case(dtype: type) -> ApiCase:
+        x = Tensor.from_numpy(np.array([2, 3, 40], dtype=dtype))
+        return ApiCase("jax.lax.cumprod", (x,),
+                       (("torch", Call("torch.cumprod", (Ref(0), 0))),))
+
+    assert "multiple of 2**32" in _wrapped(case(np.int32), verdict(3623878656, -671088640))
+    assert _wrapped(case(np.int32), verdict(3623878656, 3623878655)) == ""
+    assert _wrapped(case(np.int64), verdict(3623878656, -671088640)) == ""
+    assert "multiple of 2**8" in _wrapped(case(np.uint8), verdict(300, 44))

@@ -269,7 +269,7 @@ def judgement(case: ApiCase, o: Outcome, verdict: Verdict, ctx: OracleContext
     if not demoted and not verdict.rules:
         demoted = _low_precision_scalar(case, library) or _moved_bins(case, verdict)
     if not demoted:
-        demoted = _integer_overflow(case, dtype)
+        demoted = _integer_overflow(case, dtype) or _wrapped(case, verdict)
     if demoted:
         out.append(("demoted", demoted))
     return tuple(out)
@@ -296,6 +296,32 @@ def _integer_overflow(case: ApiCase, dtype: str) -> str:
             return (f"integer overflow: an {t.dtype} input reaches {limit} (its square leaves "
                     f"the dtype's range); libraries wrap, saturate or compute in floating "
                     "point there, and no standard fixes the overflowed result")
+    return ""
+
+
+def _wrapped(case: ApiCase, verdict: Verdict) -> str:
+    """Why integer results cannot be judged ("" when they can): every disagreeing
+    element is off by a non-zero multiple of 2**bits of an integer input's dtype, so one
+    side wrapped around in that dtype where the other computed wider. Torch promotes
+    an integer ``cumprod``, ``cumsum``, ``sum`` and ``prod`` to int64, JAX and TF keep
+    int32: a ``jax.lax.cumprod`` of int32 values of a few thousand wraps in JAX and TF
+    and not in torch, and no input reaches ``_integer_overflow``'s square root."""
+    widths = sorted({np.dtype(DTYPES[t.dtype]).itemsize * 8 for t in getattr(case, "tensors", ())
+                     if t.dtype in DTYPES and np.dtype(DTYPES[t.dtype]).kind in "iu"
+                     and np.dtype(DTYPES[t.dtype]).itemsize < 8})
+    off = [(a, e, bad) for a, e, bad in zip(verdict.actual, verdict.expected, verdict.bad,
+                                            strict=True) if bad.shape == a.shape and bad.any()]
+    if not widths or not off or any(a.dtype.kind not in "iu" for a, _, _ in off):
+        return ""
+    diffs = [np.abs(a[bad].astype(np.float64) - as_comparable(e[bad]).astype(np.float64))
+             for a, e, bad in off]
+    for bits in widths:
+        if all(np.all(np.isfinite(d)) and np.all((d > 0) & (np.mod(d, 2.0 ** bits) == 0))
+               for d in diffs):
+            return (f"integer results off by a multiple of 2**{bits}: one side wrapped around "
+                    f"in the inputs' {bits}-bit integers where the other computed wider "
+                    "(torch promotes integer sums and products to int64); no standard fixes "
+                    "the overflowed result")
     return ""
 
 
