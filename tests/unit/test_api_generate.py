@@ -308,7 +308,11 @@ def test_reseed_restarts_the_streams_per_batch() -> None:
     first.reseed(3)
     a = [c.id for c in first.propose(40)]
     second = ApiEngine(seed=4)
-    second.propose(17)  # whatever happened before batch 3 does not matter
+    second.propose(17)  # what was drawn before batch 3 does not matter ...
+    # ... given the same visits (a resumed campaign restores them from its stats): the
+    # coverage groups go to the least visited APIs
+    second.visits = dict.fromkeys(second.visits, 0)
+    second._uncovered = len(second.names)
     second.reseed(3)
     assert [c.id for c in second.propose(40)] == a
     second.reseed(4)

@@ -484,3 +484,35 @@ def test_the_long_variant_stretches_the_axis_a_dim_argument_names() -> None:
                            if a != b]
                 named += axis == dict(case.params)["dim"] % len(shape)
     assert stretched >= 5 and named == stretched, (named, stretched)
+
+
+def test_a_search_sequence_is_drawn_sorted_and_an_edge_that_unsorts_it_is_outside() -> None:
+    """``searchsorted`` takes a sorted sequence, which every library documents: drawn
+    unsorted, the libraries' binary searches part ways (JAX gave 21 where torch and TF
+    gave 25, filed as a wrong result). The spec fills it ``sorted``; ordinary draws are
+    sorted (NaN last, where the draw holds specials), and an edge input that leaves it
+    unsorted is outside the domain, so no value oracle judges it."""
+    import numpy as np
+
+    from dlfuzz.engines.api.libspecs import load_library
+
+    spec = load_library("tf")["tensorflow.searchsorted"]
+    unsorted_valid = outside_unsorted = edged = 0
+    for seed in range(30):
+        engine = ApiEngine(seed=seed, libraries=("tf",), specs={spec.api: spec},
+                           counterparts={}, violate_share=0.0)
+        for _ in range(3):
+            for case in engine._next_group():
+                seq = case.tensors[0].to_numpy().astype(np.float64)
+                finite = seq[~np.isnan(seq)]  # NaN last, where the draw holds specials
+                in_order = bool(np.all(finite[1:] >= finite[:-1])) and \
+                    not np.isnan(seq[:len(finite)]).any()
+                if case.expect == "valid":
+                    unsorted_valid += not in_order
+                elif case.expect.startswith("outside:"):
+                    outside_unsorted += "sorted_sequence sorted" in case.expect
+                else:
+                    edged += 1
+                    assert in_order, case.expect
+    assert unsorted_valid == 0 and outside_unsorted >= 10 and edged >= 50, \
+        (unsorted_valid, outside_unsorted, edged)

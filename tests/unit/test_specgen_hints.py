@@ -41,7 +41,7 @@ DIGESTS = {
         "dims_names": "cf40ef6c327049e7",
         "index_names": "cc8f8921158b9aca",
         "skip": "8d1ac20ff4dfb57e",
-        "apis": "2c151979c5704ae8",  # 2026-11-27: softmax, log_softmax, softmin need dim
+        "apis": "85636bab4a752539",  # 2026-12-06: searchsorted, bucketize sequences sorted
     },
     "tf": {
         "exclude": "82ba5e74634735ac",
@@ -50,7 +50,7 @@ DIGESTS = {
         "names": "ce5fe7d5d4a8e009",
         "broadcast_ops": "2114f020bea1b5fd",
         "nonzero_divisor": "e0979108c5596d3f",
-        "apis": "0333949cd3dabec2",  # 2026-12-06: clip_by_value keeps min <= max
+        "apis": "d4f5c77a1ba95c40",  # 2026-12-06: searchsorted sequence sorted
     },
     "jax": {
         "skip": "092f9c5d02f90356",
@@ -58,7 +58,7 @@ DIGESTS = {
         "name_kinds": "35f63f2b03cd86e3",
         "axis_names": "3da1cb01e433f094",
         "axes_names": "6ee8b941e6ffce19",
-        "apis": "6b85a3e94b14eec3",
+        "apis": "f99ad66f49a27286",  # 2026-12-06: searchsorted, digitize sequences sorted
     },
 }
 

@@ -89,7 +89,7 @@ ANY: Check = (_any, "any JSON value")
 PARAM_FIELDS: dict[str, Check] = {
     "structures": STRS, "type": STRS, "dtypes": STRS, "rank": INT_PAIR, "domain": PAIR,
     "range": PAIR, "length": INT_PAIR, "count": INT_PAIR, "values": SCALARS,
-    "optional": BOOL, "pass": STR}
+    "optional": BOOL, "pass": STR, "fill": STR}
 # TensorFlow's parameter-name conventions: fields plus how the convention applies.
 TF_NAME_FIELDS: dict[str, Check] = {**PARAM_FIELDS, "cons": STRS, "force": BOOL, "omit": BOOL}
 # TF.js hints may also set a parameter's JS default.

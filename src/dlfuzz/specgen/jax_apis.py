@@ -349,6 +349,8 @@ def to_param(f: dict[str, Any]) -> LibParam:
         kw["dtypes"] = expand_dtypes(f["dtypes"]) or ()
     if f.get("values"):
         kw["values"] = tuple(f["values"])
+    if f.get("fill"):
+        kw["fill"] = f["fill"]
     return LibParam(**kw)
 
 

@@ -128,6 +128,8 @@ def merge_param(p: LibParam, fields: dict[str, Any], keep_structures: bool,
             kw[key] = tuple(value) if value is not None else None
         elif key in ("dtypes", "values"):
             kw[key] = tuple(value)
+        elif key == "fill":
+            kw[key] = value
     if doc and not p.doc:
         kw["doc"] = " ".join(doc.split())[:200]
     return replace(p, **kw) if kw else p

@@ -481,3 +481,32 @@ def _keeps_constraints(draw: Draw, values: dict[str, Any]) -> bool:
 _APPLY = {"int-extremes": _int_extremes, "special-one": _special_one,
           "special-pair": _special_one, "outside-range": _outside_range,
           "equal-scalars": _equal_scalars, "empty": _empty, "large": _large}
+
+
+def unsorted_fills(spec: Any, before: Any, after: Any) -> list[str]:
+    """``"<name> sorted"`` for each tensor the spec fills ``sorted`` (a search sequence)
+    that ``before`` held sorted along its last axis and ``after`` (its edge form) does
+    not: NaN or an extreme written into it leaves the domain every library documents."""
+    out = []
+    for p in spec.params:
+        if p.fill != "sorted":
+            continue
+        old, new = before.values.get(p.name), after.values.get(p.name)
+        if _sorted(old) and not _sorted(new):
+            out.append(f"{p.name} sorted")
+    return out
+
+
+def _sorted(value: Any) -> bool:
+    """Whether an array is sorted along its last axis, NaN last (numpy's order, which a
+    drawn sequence holding specials gets)."""
+    if not isinstance(value, np.ndarray) or value.dtype.kind in "cOUS":
+        return False
+    if value.ndim == 0 or value.size == 0:
+        return True
+    wide = value.astype(np.float64)  # bfloat16 included (numpy kind "V")
+    nan = np.isnan(wide)
+    if np.any(nan[..., :-1] & ~nan[..., 1:]):
+        return False  # a number after a NaN
+    lo, hi = wide[..., :-1], wide[..., 1:]
+    return bool(np.all((hi >= lo) | nan[..., 1:]))

@@ -60,7 +60,7 @@ import numpy as np
 
 from dlfuzz.cases import ApiCase, DType, Finding, Outcome
 from dlfuzz.engines.api.constraints import Env, holds, make, provenance
-from dlfuzz.engines.api.edges import edge_group, newly_broken
+from dlfuzz.engines.api.edges import edge_group, newly_broken, unsorted_fills
 from dlfuzz.engines.api.gradients import GradientQueue
 from dlfuzz.engines.api.libspecs import (
     LIBRARY_FILES,
@@ -454,17 +454,20 @@ class ApiEngine(Engine):
         and nondeterminism are judged. A special value in ``clip_value_max`` below
         ``clip_value_min`` made a false wrong-result report (TF documents that the
         minimum must not exceed the maximum), and so would an integer extreme used as an
-        index past its tensor's end. A broken constraint on one parameter alone (its
+        index past its tensor's end. So does a tensor the spec fills sorted (a search
+        sequence) that the edge left unsorted: binary searches of different libraries
+        part ways on it. A broken constraint on one parameter alone (its
         range, ``y.min >= 1``, ``p > 0``) is what the mechanism pushes on purpose: that
         draw stays an edge one, judged as before."""
         broken = newly_broken(before, draw)
+        unsorted = unsorted_fills(spec, before, draw)
         if not broken:
-            return draw
+            return replace(draw, outside=unsorted[0]) if unsorted else draw
         if draw.edge.startswith("outside-range:"):
             target = self._violate_target(spec)
             if target is not None and len(broken) == 1 and broken[0].text in target[1]:
                 return replace(draw, violated=broken[0].text, edge="")
-        relations = [c.text for c in broken if len(c.names) > 1]
+        relations = [c.text for c in broken if len(c.names) > 1] + unsorted
         return replace(draw, outside=relations[0]) if relations else draw
 
     def _violate_target(self, spec: LibSpec) -> tuple[LibSpec, frozenset[str]] | None:

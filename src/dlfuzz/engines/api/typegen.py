@@ -39,6 +39,7 @@ from dlfuzz.engines.api.constraints import (
 )
 from dlfuzz.engines.api.fasteval import holds as fast_holds
 from dlfuzz.engines.api.libspecs import LibParam, LibSpec
+from dlfuzz.engines.api.values import filled
 
 # ---- DLLens' value space (NOTES.md), kept as named settings ------------------------------
 RANK_MAX = 5            # hard cap on ranks (the paper's value space goes to 5)
@@ -364,6 +365,9 @@ class TypedGen:
 
     def drawer(self, st: State, pp: ParamPlan) -> Any:
         spec_ok = self.specials and st.plan.spec.specials and not pp.constrained_values
+        fill = pp.p.fill
+        if fill != "any":  # a search sequence sorted, a matrix symmetric (``values.filled``)
+            return lambda props: filled(self.array(props, spec_ok), fill)
         return lambda props: self.array(props, spec_ok)
 
     def array(self, props: TensorProps, specials: bool) -> np.ndarray:

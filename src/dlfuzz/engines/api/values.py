@@ -158,6 +158,21 @@ def make_tensor(rng: np.random.Generator, shape: tuple[int, ...], dtype: str, *,
     return arr
 
 
+def filled(arr: np.ndarray, fill: str) -> np.ndarray:
+    """``arr`` with a parameter's ``fill`` applied after its elements were drawn (a
+    per-library spec's tensor: ``sorted`` along the last axis for a search sequence,
+    ``nonzero``, ``symmetric``, ``spd``); ``any`` leaves it. A rule spec's tensors get
+    the same through ``make_tensor``."""
+    if fill in ("symmetric", "spd"):
+        return _matrix_transform(arr, fill, arr.dtype)
+    if fill == "sorted" and arr.ndim and arr.dtype.kind != "c":
+        return np.sort(arr, axis=-1)
+    if fill == "nonzero":
+        arr = arr.copy()
+        arr[arr == 0] = 1
+    return arr
+
+
 def _matrix_transform(arr: np.ndarray, transform: str, np_dtype: np.dtype) -> np.ndarray:
     """Symmetric (Hermitian) or symmetric positive definite matrices in the last two axes."""
     if arr.ndim < 2 or arr.shape[-1] != arr.shape[-2]:
