@@ -30,10 +30,10 @@ APIs are picked by energy (``schedule.py``, an AFL-style power schedule): valid 
 and yield (the share of an API's cases that showed something new) raise it, each case
 that hangs or kills a worker halves it, and a floor keeps every API in play; violate
 mode leans toward APIs whose rejections come from native code; an API not tried yet is
-charged its module's measured cost. Until every API has had
-two groups, a quarter of the groups (``COVERAGE_SHARE``) go to the API visited least
-(the cheapest first) instead, so no API is left unvisited by chance while others get their tenth group. A
-share of the valid groups (``edge_share``) are edge inputs (``edges.py``): integer
+charged its module's measured cost. Until every API has had two groups, half of the
+groups (``COVERAGE_SHARE``) go to the API visited least (the cheapest first) instead, so
+no API is left unvisited by chance while others get their tenth group. A share of the
+valid groups (``edge_share``) are edge inputs (``edges.py``): integer
 extremes, one special float argument, a scalar outside its range, an empty dimension,
 or (from the violate share) a rank outside its bound. Which of an API's groups are edge ones is stratified,
 not drawn (``schedule.edge_visit``): its first group is one, so an API visited once or
