@@ -311,8 +311,8 @@ def test_reseed_restarts_the_streams_per_batch() -> None:
     second.propose(17)  # what was drawn before batch 3 does not matter ...
     # ... given the same visits (a resumed campaign restores them from its stats): the
     # coverage groups go to the least visited APIs
-    second.visits = dict.fromkeys(second.visits, 0)
-    second._uncovered = len(second.names)
+    second.picker.visits = dict.fromkeys(second.picker.visits, 0)
+    second.picker.uncovered = len(second.names)
     second.reseed(3)
     assert [c.id for c in second.propose(40)] == a
     second.reseed(4)

@@ -132,10 +132,10 @@ def test_first_visits_go_to_the_cheaper_modules_first() -> None:
         cheap = [n for n in engine.names if n.count(".") == 1]
         for name, seconds in [*((n, dear_s) for n in dear[:4]), *((n, 0.004) for n in cheap[:4])]:
             engine.stats[name] = _ran(16, 16 * seconds)
-            engine.visits[name] = 1
+            engine.picker.visits[name] = 1
         for _ in range(len(engine.names) // 4):
             engine._next_group()
-        return sum(engine.visits[n] > 0 for n in dear[4:])
+        return sum(engine.picker.visits[n] > 0 for n in dear[4:])
 
     even, dear = first_visits(0.004), first_visits(0.5)
     assert dear < even / 2, (dear, even)
@@ -247,7 +247,7 @@ def _visits(seed: int, groups_per_api: float, sunk: int) -> dict[str, int]:
     engine.stats[engine.names[sunk]].costly = 50  # energy at its floor
     for _ in range(int(groups_per_api * len(engine.names))):
         engine._next_group()
-    return engine.visits
+    return engine.picker.visits
 
 
 def test_coverage_groups_leave_no_api_unvisited_by_chance(monkeypatch) -> None:
@@ -260,7 +260,7 @@ def test_coverage_groups_leave_no_api_unvisited_by_chance(monkeypatch) -> None:
     assert len(visits) > 300
     assert min(visits.values()) >= 1, sorted(visits.items(), key=lambda kv: kv[1])[:5]
     assert _visits(1, 2.0, sunk=200) == visits
-    monkeypatch.setattr("dlfuzz.engines.api.engine.COVERAGE_SHARE", 0.0)
+    monkeypatch.setattr("dlfuzz.engines.api.schedule.COVERAGE_SHARE", 0.0)
     alone = _visits(1, 2.0, sunk=200)
     assert sum(v == 0 for v in alone.values()) > len(alone) / 20
 
@@ -273,13 +273,13 @@ def test_coverage_stops_once_every_api_had_its_visits() -> None:
                        gradients=False, violate_share=0.0)
     for _ in range(8):
         engine._next_group()
-    assert min(engine.visits.values()) >= 2 and engine._uncovered == 0
+    assert min(engine.picker.visits.values()) >= 2 and engine.picker.uncovered == 0
     engine.stats["torch.gcd"].costly = 6
-    engine._cdf = None
-    before = engine.visits["torch.gcd"]
+    engine.picker.stale()
+    before = engine.picker.visits["torch.gcd"]
     for _ in range(400):
         engine._next_group()
-    assert engine.visits["torch.gcd"] - before < 0.1 * 400
+    assert engine.picker.visits["torch.gcd"] - before < 0.1 * 400
 
 
 def test_cases_beyond_the_size_limit_are_dropped_and_counted(monkeypatch) -> None:

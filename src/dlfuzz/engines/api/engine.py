@@ -48,7 +48,6 @@ by (seed, batch), so a seed (with the same feedback) reproduces the same cases.
 
 from __future__ import annotations
 
-import difflib
 import math
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
@@ -62,19 +61,13 @@ from dlfuzz.cases import ApiCase, DType, Finding, Outcome
 from dlfuzz.engines.api.constraints import Env, holds, make, provenance
 from dlfuzz.engines.api.edges import edge_group, newly_broken, unsorted_fills
 from dlfuzz.engines.api.gradients import GradientQueue
-from dlfuzz.engines.api.libspecs import (
-    LIBRARY_FILES,
-    LibSpec,
-    load_file,
-    load_library,
-    load_set,
-)
+from dlfuzz.engines.api.libspecs import LIBRARY_FILES, LibSpec, load_set, load_table, select_apis
 from dlfuzz.engines.api.rulegen import RuleGenerator, Signature, subnormals_for
 from dlfuzz.engines.api.schedule import (
     NATIVE_ERRORS,
+    ApiPicker,
     ApiStats,
     edge_visit,
-    estimated_costs,
     message_key,
     violate_share,
 )
@@ -108,22 +101,6 @@ EDGE_SHARE = 0.35
 # Of the violate-mode groups, this share breaks a tensor's rank bound instead (an edge
 # input: ``_break_rank``), where aborts on unsupported ranks are.
 RANK_EDGE_P = 0.5
-# Until every API has had COVERAGE_VISITS groups, half of the groups go to the API
-# visited least (ties to the cheapest by its cost or its peers', ``estimated_costs``,
-# then in an order drawn from the seed); the rest, and all of them after,
-# are drawn by energy. A floor on visits, where ``schedule.MIN_WEIGHT`` is one on
-# energy: drawn by energy alone an API is missed by chance (with 450 APIs and about
-# 1,000 groups in a 300 s TF.js + TensorFlow campaign about one in ten got no group, and
-# one CI run never checked tf.tanh's planted backward), and an API's first group is an
-# edge one (``schedule.edge_visit``), half of it ordinary values (``FIRST_ORDINARY``),
-# so a second group is its first full one of ordinary values. A coverage group fills
-# exactly such a gap. It was a quarter of the groups while ties went in the seed's
-# order; taken cheapest first, a coverage group costs less than the energy schedule's
-# average one (which re-visits the cheap APIs more, as energy favours fast ones), and
-# with half of them a 300 s campaign on numpy, torch, jax and tf gave first visits to
-# 492 of 573 torch APIs against 404 with a quarter (docs/recall.md, session 28).
-COVERAGE_SHARE = 0.5
-COVERAGE_VISITS = 2
 # Of an API's first group (an edge group), this share of the members keep ordinary
 # values. A broad campaign gives most APIs one group in 300 s: all of it at an edge, an
 # API reached once never had the ordinary inputs that the differential oracle, the
@@ -229,11 +206,11 @@ class ApiEngine(Engine):
         if not self.libraries:
             raise UsageError("the API engine needs at least one library; give e.g. "
                              "--backends torch,jax")
-        table = dict(specs) if specs is not None else _load(self.libraries, spec_files)
+        table = dict(specs) if specs is not None else load_table(self.libraries, spec_files)
         table = {k: s for k, s in table.items()
                  if not s.skip and (s.library in self.libraries or s.shapes)}
         if apis is not None:
-            table = _select(table, list(apis))
+            table = select_apis(table, list(apis))
         self.counterparts = (dict(counterparts) if counterparts is not None
                              else _load_counterparts({s.library for s in table.values()}))
         # A rule API runs wherever a library of the campaign has it (its own or a
@@ -279,8 +256,6 @@ class ApiEngine(Engine):
         self._draws: dict[str, Any] = {}  # case id -> Draw, for error feedback
         self._pending: list[ApiCase] = []
         self.oversized = 0  # cases dropped for MAX_CASE_BYTES
-        self._cdf: np.ndarray | None = None
-        self._costs: dict[str, float] = {}  # estimated seconds a case, with ``_cdf``
         # Rule APIs: signature pools and the measured cost of a new signature.
         self.rulegen = RuleGenerator(subnormals=subnormals_for(self.libraries))
         self.pools: dict[str, list[Signature]] = {}
@@ -290,13 +265,7 @@ class ApiEngine(Engine):
         self._edge_turns: dict[str, int] = {}  # per API: the next edge mechanism's turn
         self._first_cost = 0.0  # EMA of the slowest backend's time on such a case
         self._later_cost = 0.0  # EMA of the same for every other case
-        # Coverage groups (``COVERAGE_SHARE``): groups proposed per API, in any mode, and
-        # the order that breaks ties among the least visited (from the seed alone).
-        self.visits: dict[str, int] = dict.fromkeys(self.names, 0)
-        order = np.random.default_rng([seed, 0xC0FE]).permutation(len(self.names))
-        self._coverage_order = {self.names[int(k)]: rank for rank, k in enumerate(order)}
-        self._coverage_credit = 0.0
-        self._uncovered = len(self.names)  # APIs with fewer than COVERAGE_VISITS visits
+        self.picker = ApiPicker(self.names, self.stats, seed)  # which API each group gets
         self.reseed(None)
 
     def reseed(self, batch: int | None) -> None:
@@ -311,7 +280,7 @@ class ApiEngine(Engine):
                                       specials=self.specials)
         self.rulegen.rng = np.random.default_rng(streams[2])
         self._pending = []
-        self._coverage_credit = 0.0  # which of a batch's groups cover: from 0 each batch
+        self.picker.credit = 0.0  # which of a batch's groups cover: from 0 each batch
 
     # ---- Engine protocol ----------------------------------------------------------------
     def propose(self, n: int) -> list[Any]:
@@ -344,7 +313,7 @@ class ApiEngine(Engine):
         spec = self.specs[case.api]
         own = [o for b, o in outcomes.items()
                if spec.shapes or _library_of(b) == spec.library]
-        self._cdf = None
+        self.picker.stale()
         # What the case showed, for the yield: each backend's outcome kind (with the
         # exception's message, numbers left out) and each finding's signature.
         keys = {f"{b}:{o.status}" + (f":{message_key(o.exc_type, o.message)}"
@@ -379,29 +348,8 @@ class ApiEngine(Engine):
             self._learn(spec, draw, rejected)
 
     # ---- internals ----------------------------------------------------------------------
-    def _next_api(self) -> str:
-        """The next group's API: while some API has had fewer than ``COVERAGE_VISITS``
-        groups, the least visited one for ``COVERAGE_SHARE`` of the groups, the cheapest
-        of those by its cost or its peers' (``schedule.estimated_costs``); else one
-        drawn by energy (``schedule.py``)."""
-        if self._cdf is None:
-            self._costs = estimated_costs(self.stats)
-            weights = np.array([self.stats[n].energy(self._costs[n]) for n in self.names])
-            self._cdf = np.cumsum(weights) / weights.sum()
-        if self._uncovered:
-            self._coverage_credit += COVERAGE_SHARE
-            if self._coverage_credit >= 1.0:
-                self._coverage_credit -= 1.0
-                costs = self._costs
-                return min(self.names, key=lambda n: (self.visits[n], costs[n],
-                                                      self._coverage_order[n]))
-        index = int(np.searchsorted(self._cdf, self.rng.random(), side="right"))
-        return self.names[min(index, len(self.names) - 1)]
-
     def _next_group(self) -> list[ApiCase]:
-        name = self._next_api()
-        self.visits[name] += 1
-        self._uncovered -= self.visits[name] == COVERAGE_VISITS
+        name = self.picker.pick(self.rng)
         spec = self.specs[name]
         lo, hi = self.group_size
         size = int(self.rng.integers(lo, hi + 1))
@@ -803,11 +751,9 @@ class ApiEngine(Engine):
                 continue
             for key in RESTORED:  # each counter keeps its type (int counts, float seconds)
                 setattr(stats, key, type(getattr(stats, key))(row.get(key, 0)))
-            # Visits in any mode are not stored: valid groups stand for them, so a
-            # resumed campaign's coverage groups go on to the APIs least tried.
-            self.visits[name] = max(self.visits[name], stats.groups)
-        self._uncovered = sum(v < COVERAGE_VISITS for v in self.visits.values())
-        self._cdf = None
+        # Visits in any mode are not stored: valid groups stand for them, so a resumed
+        # campaign's coverage groups go on to the APIs least tried.
+        self.picker.restore({n: s.groups for n, s in self.stats.items()})
 
     def summary(self) -> dict[str, dict[str, float]]:
         """Per API: cases, valid rate, yield, findings, crashes, energy (``schedule``),
@@ -845,19 +791,6 @@ def _with_defaults(spec: LibSpec, values: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _load(libraries: Sequence[str], spec_files: Sequence[str]) -> dict[str, LibSpec]:
-    table: dict[str, LibSpec] = {}
-    if spec_files:
-        for path in spec_files:
-            for spec in load_file(Path(path)):
-                table[spec.api] = spec
-        return table
-    for lib in libraries:
-        if lib in LIBRARY_FILES:
-            table.update(load_library(lib))
-    return table
-
-
 def _load_counterparts(libraries: Iterable[str]) -> dict[str, list[Any]]:
     """The counterparts of the APIs of these spec libraries (their built-in files)."""
     from dlfuzz.engines.api.counterparts import load_counterparts
@@ -870,27 +803,6 @@ def _load_counterparts(libraries: Iterable[str]) -> dict[str, list[Any]]:
         for api, cps in load_counterparts(lib).items():
             out.setdefault(api, []).extend(cp for cp in cps if cp.kind in (
                 "same-name", "composition", "llm"))
-    return out
-
-
-def _select(table: Mapping[str, LibSpec], wanted: list[str]) -> dict[str, LibSpec]:
-    """APIs by full path, by leaf name (every library's), or ``group:NAME``."""
-    out: dict[str, LibSpec] = {}
-    for item in wanted:
-        if item.startswith("group:"):
-            members = {k: s for k, s in table.items() if s.group == item[6:]}
-            if not members:
-                groups = sorted({s.group for s in table.values() if s.group})
-                raise UsageError(f"unknown API group {item[6:]!r}; groups: {', '.join(groups)}")
-            out.update(members)
-            continue
-        hits = {k: s for k, s in table.items() if k == item or k.endswith("." + item)}
-        if not hits:
-            names = list(table) + [k.split(".", 1)[1] for k in table if "." in k]
-            close = difflib.get_close_matches(item, names, n=3)
-            hint = f"; did you mean {', '.join(close)}?" if close else ""
-            raise UsageError(f"unknown API {item!r}{hint}")
-        out.update(hits)
     return out
 
 

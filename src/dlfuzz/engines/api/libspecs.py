@@ -23,9 +23,10 @@ value and the fix.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -609,3 +610,39 @@ def dump(library: str, specs: Iterable[LibSpec], path: str | Path,
     lines.append(",\n".join(blocks))
     lines.append("]}")
     Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def load_table(libraries: Sequence[str], spec_files: Sequence[str]) -> dict[str, LibSpec]:
+    """The specs a campaign draws from: those of ``spec_files`` if any are given, else the
+    built-in files of ``libraries``."""
+    table: dict[str, LibSpec] = {}
+    if spec_files:
+        for path in spec_files:
+            for spec in load_file(Path(path)):
+                table[spec.api] = spec
+        return table
+    for lib in libraries:
+        if lib in LIBRARY_FILES:
+            table.update(load_library(lib))
+    return table
+
+
+def select_apis(table: Mapping[str, LibSpec], wanted: list[str]) -> dict[str, LibSpec]:
+    """APIs by full path, by leaf name (every library's), or ``group:NAME``."""
+    out: dict[str, LibSpec] = {}
+    for item in wanted:
+        if item.startswith("group:"):
+            members = {k: s for k, s in table.items() if s.group == item[6:]}
+            if not members:
+                groups = sorted({s.group for s in table.values() if s.group})
+                raise UsageError(f"unknown API group {item[6:]!r}; groups: {', '.join(groups)}")
+            out.update(members)
+            continue
+        hits = {k: s for k, s in table.items() if k == item or k.endswith("." + item)}
+        if not hits:
+            names = list(table) + [k.split(".", 1)[1] for k in table if "." in k]
+            close = difflib.get_close_matches(item, names, n=3)
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            raise UsageError(f"unknown API {item!r}{hint}")
+        out.update(hits)
+    return out
