@@ -24,7 +24,7 @@ from typing import cast
 
 import numpy as np
 
-from dlfuzz.cases import DTYPES, FLOAT_DTYPES, ApiCase, Finding, GraphCase, Outcome, kind_of
+from dlfuzz.cases import DTYPES, FLOAT_DTYPES, ApiCase, Call, Finding, GraphCase, Outcome, kind_of
 from dlfuzz.oracles import ieee
 from dlfuzz.oracles.base import Item, Oracle, OracleContext, finding, input_dtypes
 from dlfuzz.oracles.canonical import canonical_outcomes
@@ -325,6 +325,13 @@ def _wrapped(case: ApiCase, verdict: Verdict) -> str:
     return ""
 
 
+def float_scalar(call: Call) -> float | None:
+    """The first non-integral float scalar a call passes (``eps=0.011``), or None."""
+    values = list(call.args) + [v for _, v in call.kwargs]
+    flat = [x for v in values for x in (v if isinstance(v, tuple) else (v,))]
+    return next((x for x in flat if isinstance(x, float) and not float(x).is_integer()), None)
+
+
 def _low_precision_scalar(case: ApiCase, library: str) -> str:
     """Why a call on float16/bfloat16 tensors with a non-integral float scalar argument
     cannot be judged against the float64 reference ("" when it can): one library rounds
@@ -340,12 +347,7 @@ def _low_precision_scalar(case: ApiCase, library: str) -> str:
     if not low:
         return ""
     call = next((c for lib, c in case.calls if lib == library), None)
-    if call is None:
-        return ""
-    values = list(call.args) + [v for _, v in call.kwargs]
-    flat = [x for v in values for x in (v if isinstance(v, tuple) else (v,))]
-    scalar = next((x for x in flat if isinstance(x, float) and not float(x).is_integer()),
-                  None)
+    scalar = None if call is None else float_scalar(call)
     if scalar is None:
         return ""
     return (f"a {'/'.join(low)} call with the float argument {scalar!r}: libraries round it "

@@ -63,7 +63,7 @@ import numpy as np
 from dlfuzz.cases import DTYPES, ApiCase, Finding, Outcome
 from dlfuzz.oracles.base import Item, Oracle, OracleContext, finding
 from dlfuzz.oracles.canonical import canonical_outcomes
-from dlfuzz.oracles.differential import judgement, order_dependent_only
+from dlfuzz.oracles.differential import float_scalar, judgement, order_dependent_only
 from dlfuzz.oracles.discrepancy import fmt, tolerance_text
 from dlfuzz.oracles.reference import Reference, Verdict, disagreements
 from dlfuzz.oracles.special import input_specials, nan_mark
@@ -102,10 +102,7 @@ def _candidates(case: ApiCase, outcomes: dict[str, Outcome], ctx: OracleContext
 
 def _float_scalars(case: ApiCase) -> bool:
     """Whether the API's own call passes a non-integral float scalar (``eps=0.011``)."""
-    call = case.calls[0][1]
-    values = list(call.args) + [v for _, v in call.kwargs]
-    flat = [x for v in values for x in (v if isinstance(v, tuple) else (v,))]
-    return any(isinstance(x, float) and not float(x).is_integer() for x in flat)
+    return float_scalar(case.calls[0][1]) is not None
 
 
 def _largest_inputs(case: ApiCase, dtypes: Callable[[str], bool]
