@@ -192,6 +192,20 @@ def test_adapter_renames_synonyms_and_keeps_defaults(tmp_path: Path) -> None:
     assert dict(cp.extra) == {"ddof": 1}  # torch's default correction differs from jax's
     assert cp.drop == ("out",) and cp.requires_default == ()
 
+    # The target's spec leaves ``out`` out; its real signature has it fourth: keepdims
+    # cannot go by position there (it went in as ``out``), only by keyword.
+    spec_order = [t for t in target if t.name != "out"]
+    sums = _spec(tmp_path, "torch.sum", [
+        {"name": "input", "type": ["tensor"]},
+        {"name": "dim", "type": ["int", "none"], "optional": True, "default": None},
+        {"name": "dtype", "type": ["dtype", "none"], "optional": True, "default": None},
+        {"name": "keepdim", "type": ["bool"], "optional": True, "default": False}])
+    real = [target[0], target[1], target[2], target[3], target[5]]
+    cp = adapt(sums, "jax.numpy.sum", "jax", [t for t in spec_order if t.name != "ddof"],
+               real)
+    assert cp is not None and cp.args == ("input", "dim", "dtype")
+    assert dict(cp.rename)["keepdim"] == "keepdims"
+
 
 def test_adapter_lost_parameters_and_impossible_matches(tmp_path: Path) -> None:
     spec = _spec(tmp_path, "torch.sum", [
@@ -283,3 +297,111 @@ def test_decision_rules(tmp_path: Path) -> None:
     items += [runs("float32", None)[0]]  # so that five inputs still agree
     v = decide(items)
     assert v.accepted is not None and v.outvoted and "structure" in v.outvoted[0]
+
+
+def test_applies_keeps_a_counterpart_off_its_degenerate_shapes(tmp_path: Path) -> None:
+    import numpy as np
+
+    cp = Counterpart("torch.cumsum", "jax", "same-name", "jax.numpy.cumsum",
+                     args=("input", "dim"), dtypes=("float32",), not_on=("rank0",))
+    assert cp.applies({"input": np.zeros((3, 7), np.float32), "dim": 1})
+    assert cp.applies({"input": np.zeros((3, 0), np.float32), "dim": 1})  # empty: allowed
+    assert not cp.applies({"input": np.zeros((), np.float32), "dim": 0})
+    path = tmp_path / "torch.json"
+    dump("torch", [cp], path)
+    assert load_file(path).counterparts == (cp,)
+    raw = json.loads(path.read_text())
+    raw["counterparts"][0]["not_on"] = ["scalar"]
+    with pytest.raises(UsageError, match=r"'not_on'.*rank0, empty"):
+        load_file(_raw(path, raw))
+
+
+def test_a_failure_on_a_degenerate_shape_alone_keeps_the_dtype(tmp_path: Path) -> None:
+    """jnp.cumsum has no axis 0 on a scalar, which torch.cumsum accepts: the counterpart
+    is kept off rank-0 inputs, not off float32; a failure on an ordinary input still
+    takes the dtype away, and a degenerate input does not count towards the five."""
+    import numpy as np
+
+    from dlfuzz.cases import Outcome
+    from dlfuzz.specgen.counterparts.inputs import make_input
+    from dlfuzz.specgen.counterparts.validate import Validator, Verdict
+
+    spec = _spec(tmp_path, "torch.sin", [{"name": "input", "type": ["tensor"]}])
+    val = Validator({"torch.sin": spec})
+    cp = Counterpart("torch.sin", "jax", "same-name", "jax.numpy.sin", args=("input",))
+    fail = Outcome("jax", "exception", (), exc_type="ValueError", message="axis 0 is out")
+
+    def item(value: np.ndarray, out: object) -> tuple:
+        x = make_input(spec, {"input": value}, frozenset())
+        val.outcomes[id(x)] = _ok("torch", value.astype(np.float64))
+        return x, out
+
+    plain = [item(np.full((2,), i, np.float32), _ok("jax", np.full((2,), i))) for i in range(5)]
+    scalar = item(np.zeros((), np.float32), fail)
+    empty = item(np.zeros((0, 2), np.float32), _ok("jax", np.zeros((2, 0))))
+
+    v = Verdict(cp)
+    val._decide(v, plain + [scalar, empty], "")
+    assert v.accepted is not None and v.accepted.dtypes == ("float32",)
+    assert v.accepted.not_on == ("rank0", "empty")
+    assert set(v.accepted.evidence_dict()["not_on"]) == {"rank0", "empty"}
+    v = Verdict(cp)
+    val._decide(v, plain[:4] + [scalar, item(np.ones((), np.float32), _ok("jax", 1.0))], "")
+    assert v.accepted is None  # four ordinary inputs agree: not enough
+    v = Verdict(cp)
+    val._decide(v, plain[:4] + [item(np.full((2,), 9, np.float32), fail)] + plain[4:], "")
+    assert v.accepted is None  # an ordinary input fails: float32 goes
+
+
+def test_selection_puts_degenerate_shapes_beside_the_cap(tmp_path: Path) -> None:
+    """The first rank-0 and the first empty input come on top of the cap, so that the cap
+    still holds enough ordinary inputs; further degenerate ones only fill what is left."""
+    import numpy as np
+
+    from dlfuzz.specgen.counterparts import validate
+    from dlfuzz.specgen.counterparts.inputs import make_input
+
+    spec = _spec(tmp_path, "torch.sin", [{"name": "input", "type": ["tensor"]}])
+    val = validate.Validator({"torch.sin": spec})
+    shapes = [(), (), (0,), (0, 3), (2, 1)] + [(3,)] * 8
+    inputs = [make_input(spec, {"input": np.full(s, i, np.float32)}, frozenset())
+              for i, s in enumerate(shapes)]
+    for x in inputs:
+        val.outcomes[id(x)] = _ok("torch", np.zeros(1))
+    val.inputs["torch.sin"] = inputs
+    cp = Counterpart("torch.sin", "jax", "same-name", "jax.numpy.sin", args=("input",))
+    chosen = val.selection(cp)["float32"]
+    degenerate = [x for x in chosen if x.edges & {"rank0", "empty"}]
+    assert len(degenerate) == 2 and len(chosen) == validate.MAX_PER_DTYPE + 2
+    assert {"size1"} in [set(x.edges) for x in chosen]  # other edges still come first
+
+
+def test_a_counterpart_may_need_a_value_the_api_leaves_none(tmp_path: Path) -> None:
+    """``jnp.cumsum(axis=None)`` flattens; ``torch.cumsum`` needs an int ``dim``: passing
+    None was the only candidate, rejected on every dtype. The adapter now also offers
+    the counterpart that applies only where ``axis`` has a value, and validation draws
+    inputs that give it one."""
+    import numpy as np
+
+    from dlfuzz.specgen.counterparts.inputs import with_values
+
+    spec = _spec(tmp_path, "jax.numpy.cumsum", [
+        {"name": "a", "type": ["tensor"]},
+        {"name": "axis", "type": ["int", "none"], "optional": True, "default": None}])
+    target = [Param("input", True, True), Param("dim", True, True)]
+    passing = adapt(spec, "torch.cumsum", "torch", target)
+    assert passing is not None and dict(passing.extra) == {"dim": None}
+    needing = adapt(spec, "torch.cumsum", "torch", target, need_values=True)
+    assert needing is not None and needing.requires_value == ("axis",)
+    assert dict(needing.extra) == {} and needing.key != passing.key
+    x = np.zeros((2, 3), np.float32)
+    assert needing.applies({"a": x, "axis": 1})
+    assert not needing.applies({"a": x, "axis": None}) and not needing.applies({"a": x})
+    assert needing.call({"a": Ref(0), "axis": 1}) == Call("torch.cumsum", (Ref(0), 1))
+    with pytest.raises(NotApplicable, match="needs a value for axis"):
+        needing.call({"a": Ref(0)})
+    path = tmp_path / "jax.json"
+    dump("jax", [passing, needing], path)
+    assert set(load_file(path).counterparts) == {passing, needing}
+    given = with_values(spec, ["axis"]).param("axis")
+    assert given is not None and not given.optional and "none" not in given.structures

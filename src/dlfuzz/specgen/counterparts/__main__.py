@@ -92,8 +92,9 @@ def _write(out_dir: Path, verdicts: list[Verdict], specs: dict[str, dict[str, An
         if path.exists():
             old = load_file(path)
             kept = [c for c in old.counterparts if c.key not in done]
-            rejected = [r for r in old.rejected if (r.get("api"), r.get("library"),
-                        r.get("kind"), r.get("target")) not in done]
+            rejected = [r for r in old.rejected if (
+                r.get("api"), r.get("library"), r.get("kind"), r.get("target"),
+                tuple(r.get("requires_value", ()))) not in done]
         kept += [v.accepted for v in vs if v.accepted is not None]
         rejected += [rejected_entry(v) for v in vs if v.accepted is None]
         dump(lib, kept, path, rejected, header={"versions": versions})
@@ -156,7 +157,8 @@ def cmd_candidates(args: argparse.Namespace) -> int:
     for c in build_candidates(specs, libraries, args.kinds, args.only, args.torch_compile_max):
         print(f"{c.api}\t{c.kind}\t{c.library}\t{c.target}\targs={list(c.args)}"
               f"\trename={dict(c.rename)}\textra={dict(c.extra)}"
-              f"\trequires_default={dict(c.requires_default)}")
+              f"\trequires_default={dict(c.requires_default)}"
+              + (f"\trequires_value={list(c.requires_value)}" if c.requires_value else ""))
     return 0
 
 
@@ -183,7 +185,8 @@ def cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
-def write_specials(path: Path, updated: dict[tuple[str, str, str, str], Counterpart]) -> None:
+def write_specials(path: Path, updated: dict[tuple[str, str, str, str, tuple[str, ...]],
+                                                Counterpart]) -> None:
     """Set ``specials`` (and the evidence of disagreements) of the checked counterparts in
     a file, leaving every other entry and the file's layout as they are."""
     import json
@@ -195,7 +198,7 @@ def write_specials(path: Path, updated: dict[tuple[str, str, str, str], Counterp
     indented = json.dumps(raw, indent=1, ensure_ascii=False) == text
     for i, entry in enumerate(raw["counterparts"]):
         cp = updated.get((entry.get("api"), entry.get("library"), entry.get("kind"),
-                          entry.get("target")))
+                          entry.get("target"), tuple(entry.get("requires_value", ()))))
         if cp is None:
             continue
         new = {k: v for k, v in entry.items() if k not in ("specials", "evidence")}

@@ -20,11 +20,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
-import numpy as np
-
 from dlfuzz.cases import ApiCase
 from dlfuzz.engines.api.constraints import make
-from dlfuzz.engines.api.counterparts.model import dtype_key
+from dlfuzz.engines.api.counterparts.model import dtype_key, shape_edges
 from dlfuzz.engines.api.libspecs import LibParam, LibSpec
 from dlfuzz.errors import UsageError
 
@@ -84,6 +82,19 @@ def for_dtype(spec: LibSpec, dtype: str) -> LibSpec:
     return replace(spec, params=tuple(params))
 
 
+def with_values(spec: LibSpec, names: Iterable[str]) -> LibSpec:
+    """The spec with parameters ``names`` always given, never None: the inputs of a
+    counterpart that needs them (``Counterpart.requires_value``)."""
+    wanted = set(names)
+    params = []
+    for p in spec.params:
+        if p.name in wanted:
+            kept = tuple(st for st in p.structures if st != "none") or p.structures
+            p = replace(p, structures=kept, optional=False)
+        params.append(p)
+    return replace(spec, params=tuple(params))
+
+
 def with_constraint(spec: LibSpec, text: str) -> LibSpec | None:
     try:
         extra = make(text, "hand", spec.names)
@@ -109,19 +120,7 @@ def edge_specs(spec: LibSpec) -> list[LibSpec]:
 
 def edges_of(values: dict[str, Any]) -> frozenset[str]:
     """Which edge shapes an input has, in any of its tensors."""
-    found: set[str] = set()
-    for v in values.values():
-        arrays = v if isinstance(v, list | tuple) else [v]
-        for a in arrays:
-            if not isinstance(a, np.ndarray):
-                continue
-            if a.ndim == 0:
-                found.add("rank0")
-            if a.size == 0:
-                found.add("empty")
-            if 1 in a.shape:
-                found.add("size1")
-    return frozenset(found)
+    return shape_edges(values)
 
 
 def draws(gen: Any, spec: LibSpec, n: int) -> list[dict[str, Any]]:

@@ -175,8 +175,21 @@ def _is_literal(value: Any) -> bool:
         value, bool | int | float | str)
 
 
-def adapt(spec: LibSpec, target: str, library: str, tparams: list[Param]) -> Counterpart | None:
-    """The same-name counterpart calling ``target`` for ``spec``; None if no adapter."""
+def adapt(spec: LibSpec, target: str, library: str, tparams: list[Param],
+          positions: list[Param] | None = None, need_values: bool = False
+          ) -> Counterpart | None:
+    """The same-name counterpart calling ``target`` for ``spec``; None if no adapter.
+
+    ``positions``: the target's parameters in its real signature's order, where
+    ``tparams`` come from its spec, which may leave some out (``out``): only the real
+    order says which positions can be filled (``jnp.sum(a, axis, dtype, out, keepdims)``
+    from a spec without ``out`` passed ``keepdims`` fourth, as ``out``).
+
+    A required target parameter matched to an optional API parameter without a literal
+    default is given None where the API's default is None (its "all axes"); with
+    ``need_values`` the counterpart instead applies only where the API parameter has a
+    value (``requires_value``): ``torch.cumsum`` for ``jnp.cumsum`` takes no
+    ``dim=None``, and the candidate passing it was rejected on every dtype."""
     src = spec_params(spec)
     tgt = [t for t in tparams if t.name not in IGNORED_TARGET]
     match: dict[str, Param] = {}
@@ -205,8 +218,13 @@ def adapt(spec: LibSpec, target: str, library: str, tparams: list[Param]) -> Cou
         return None
     src_by = {s.name: s for s in src}
     pass_none = []
+    needs: list[str] = []
     for name, t in match.items():  # a required target parameter needs a value every time
         s = src_by[name]
+        if need_values and not s.required and s.default is None and (
+                t.required or t.default is not None):
+            needs.append(name)  # None means something else there, or nothing
+            continue
         if t.required and not s.required and not _is_literal(s.default):
             if s.default is not None or not t.keyword:
                 return None
@@ -216,7 +234,7 @@ def adapt(spec: LibSpec, target: str, library: str, tparams: list[Param]) -> Cou
         return None
     by_target = {t.name: src_by[n] for n, t in match.items()}
     args: list[str] = []
-    for t in tparams:  # the leading run of the target's positional parameters we can fill
+    for t in positions or tparams:  # the leading run of positional parameters we can fill
         if not t.positional or t.name not in by_target:
             break
         s = by_target[t.name]
@@ -239,7 +257,8 @@ def adapt(spec: LibSpec, target: str, library: str, tparams: list[Param]) -> Cou
     drop = tuple(s.name for s in src if s.name in ALWAYS_DROP)
     requires = tuple((s.name, None if s.default is _UNKNOWN else s.default) for s in lost)
     return Counterpart(spec.api, library, "same-name", target, args=tuple(args), rename=rename,
-                       extra=tuple(extra), drop=drop, requires_default=requires)
+                       extra=tuple(extra), drop=drop, requires_default=requires,
+                       requires_value=tuple(needs))
 
 
 # ---- namespaces ------------------------------------------------------------------------
@@ -300,15 +319,18 @@ def _for_library(spec: LibSpec, other: str, table: Mapping[str, list[tuple[str, 
     for leaf in sorted(_leaf_names(spec.api)):
         for path, fn in table.get(leaf, ()):
             tspec = other_specs.get(path)
-            tparams = spec_params(tspec) if tspec is not None else function_params(fn)
+            real = function_params(fn)
+            tparams = spec_params(tspec) if tspec is not None else real
             if tparams is None:
                 continue
-            cp = adapt(spec, path, other, tparams)
-            if cp is not None:
-                found.append(cp)
+            positions = real if tspec is not None else None
+            for need_values in (False, True):
+                cp = adapt(spec, path, other, tparams, positions, need_values)
+                if cp is not None and cp not in found:
+                    found.append(cp)
     # Prefer targets with a spec of their own, then exact leaf names, then fewer losses.
     leaf = spec.api.rsplit(".", 1)[-1]
     found.sort(key=lambda c: (c.target not in other_specs,
                               c.target.rsplit(".", 1)[-1] != leaf,
-                              len(c.requires_default), c.target))
+                              len(c.requires_default), len(c.requires_value), c.target))
     return found[:MAX_PER_LIBRARY]

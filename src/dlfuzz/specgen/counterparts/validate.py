@@ -11,6 +11,14 @@ reaches them (``inputs``), and on every one of them:
 * and values within the per-dtype tolerance (``tolerances.tolerance_for``, the looser of
   the two outputs' dtypes), NaN/Inf in the same places (``compare.deviation``).
 
+A candidate that fails or differs only on degenerate shapes (a rank-0 tensor, a
+zero-size dimension: ``model.SHAPE_EDGES``) keeps the dtype and is kept off those shapes
+instead (``not_on``): libraries part ways there by design, and such an input alone
+used to take a dtype away (torch's float32 ``cumsum`` and ``conv2d`` had no counterpart,
+the first for a scalar, the second for zero input channels), so a wrong float32 result
+there had nothing to disagree with. The ordinary inputs of the dtype must still agree,
+``MIN_VALID`` of them.
+
 A dtype where the candidate fails or differs is left out of the counterpart's ``dtypes``
 (the fuzzer will not use it there); a value or structure mismatch on a *core* dtype
 (float32, float64, int32, int64) rejects the candidate outright, since there it is
@@ -34,7 +42,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dlfuzz.cases import ApiCase, Outcome
-from dlfuzz.engines.api.counterparts.model import MODE_BACKENDS, Counterpart
+from dlfuzz.engines.api.counterparts.model import MODE_BACKENDS, SHAPE_EDGES, Counterpart
 from dlfuzz.engines.api.libspecs import LibSpec
 from dlfuzz.libraries import all_libraries
 from dlfuzz.oracles.compare import deviation, loosest
@@ -49,6 +57,7 @@ from dlfuzz.specgen.counterparts.inputs import (
     expand,
     for_dtype,
     inputs_for,
+    with_values,
 )
 
 CORE_DTYPES = frozenset({"float32", "float64", "int32", "int64"})
@@ -164,26 +173,31 @@ class Validator:
             self.inputs[api] = inputs_for(spec, self.gen, variants, dtypes=dtypes)
             fresh += self.inputs[api]
         self._run_api(pool, fresh, "API inputs")
-        # Where a dtype (and variant) has too few valid inputs, draw once more.
+        # Where a dtype (and variant) has too few valid inputs of ordinary shapes, draw
+        # once more (a plain draw may be rank-0 or empty itself, and a candidate kept off
+        # such shapes needs ``MIN_VALID`` others).
         more: list[Input] = []
         for api, cps in sorted(by_api.items()):
             if api not in self.specs:
                 continue
             spec = self.specs[api]
-            valid: defaultdict[tuple[str, frozenset[str]], int] = defaultdict(int)
-            for x in self.inputs.get(api, ()):
-                if self._ok(x):
-                    valid[(x.dtype, x.variant)] += 1
-            variants = {frozenset(n for n, _ in cp.requires_default) for cp in cps}
-            for dtype in {x.dtype for x in self.inputs.get(api, ())}:
-                short = [v for v in variants if valid[(dtype, v)] < MIN_VALID]
-                if not short:
-                    continue
-                typed = for_dtype(spec, dtype) if dtype != NO_TENSOR else spec
-                extra = expand(spec, draws(self.gen, typed, EXTRA_DRAWS), short)
-                extra = [x for x in extra if x.dtype == dtype]
-                self.inputs[api] += extra
-                more += extra
+            # (parameters left out, parameters that must have a value) of each candidate
+            needs = {(frozenset(n for n, _ in cp.requires_default), cp.requires_value): cp
+                     for cp in cps}
+            ordinary = [x for x in self.inputs.get(api, ())
+                        if self._ok(x) and not x.edges & set(SHAPE_EDGES)]
+            for dtype in sorted({x.dtype for x in self.inputs.get(api, ())}):
+                short = [(v, values) for (v, values), cp in needs.items()
+                         if sum(x.dtype == dtype and x.variant == v and
+                                cp._defaults_ok(x.values) for x in ordinary) < MIN_VALID]
+                for values in sorted({values for _, values in short}):
+                    typed = for_dtype(spec, dtype) if dtype != NO_TENSOR else spec
+                    typed = with_values(typed, values) if values else typed
+                    strips = {v for v, vals in short if vals == values}
+                    extra = expand(spec, draws(self.gen, typed, EXTRA_DRAWS), strips)
+                    extra = [x for x in extra if x.dtype == dtype]
+                    self.inputs[api] += extra
+                    more += extra
         self._run_api(pool, more, "more API inputs")
 
     def _run_api(self, pool: Any, inputs: list[Input], label: str) -> None:
@@ -214,11 +228,30 @@ class Validator:
         if cp.kind == "precision":
             pool = [x for x in pool if x.dtype in LOW]
         seen: set[int] = set()
-        for x in sorted(pool, key=lambda x: (not x.edges, x.variant != strip)):
+        # The first input of each degenerate shape (``SHAPE_EDGES``) comes on top of the
+        # cap, the others after every ordinary input: where the candidate fails only on
+        # such a shape it is kept off it (``not_on``), and the cap's inputs must still
+        # show ``MIN_VALID`` ordinary ones agreeing.
+        firsts: dict[str, set[str]] = defaultdict(set)
+        extra: set[int] = set()
+        for x in pool:
+            shapes = x.edges & set(SHAPE_EDGES)
+            if shapes and not shapes <= firsts[x.dtype]:
+                firsts[x.dtype] |= shapes
+                extra.add(id(x))
+
+        def order(x: Input) -> tuple[int, bool]:
+            if id(x) in extra:
+                return 0, x.variant != strip
+            if x.edges & set(SHAPE_EDGES):
+                return 3, x.variant != strip
+            return (1 if x.edges else 2), x.variant != strip
+
+        for x in sorted(pool, key=order):
             key = id(x.case)
-            if key in seen or len(chosen[x.dtype]) >= cap:
+            if key in seen or (id(x) not in extra and len(chosen[x.dtype]) >= cap
+                               + len([y for y in chosen[x.dtype] if id(y) in extra])):
                 continue
-            # One input per edge kind is enough when capping; plain inputs fill the rest.
             seen.add(key)
             chosen[x.dtype].append(x)
         if compiled:
@@ -304,11 +337,13 @@ class Validator:
         worst = 0.0
         edges: dict[str, int] = defaultdict(int)
         mismatch_core = ""
+        off: dict[str, str] = {}  # degenerate shape -> what happened there (``not_on``)
         suspects = v.outvoted
         for dtype, items in sorted(by_dtype.items()):
             v.tested[dtype] = len(items)
             problem = ""
             agreed = 0
+            shaped: list[frozenset[str]] = []  # degenerate shapes of agreeing inputs
             for x, out in items:
                 api_out = self.outcomes[id(x)]
                 if out is None:
@@ -317,7 +352,11 @@ class Validator:
                 verdict, ratio = compare(api_out, out)
                 if verdict == "agree":
                     worst = max(worst, ratio)
-                    agreed += 1
+                    degenerate_shapes = x.edges & set(SHAPE_EDGES)
+                    if degenerate_shapes:
+                        shaped.append(degenerate_shapes)
+                    else:
+                        agreed += 1
                     continue
                 shapes = [list(t.shape) for t in x.case.tensors]
                 # A third library may outvote the API on a shape, or on values where the
@@ -328,14 +367,23 @@ class Validator:
                     suspects.append(f"{dtype} {verdict} mismatch, inputs {shapes}")
                     continue
                 if verdict == "fail":
-                    problem = (f"{out.status} {out.exc_type}: {out.message[:80]} "
-                               f"(inputs {shapes})").strip()
+                    what = (f"{out.status} {out.exc_type}: {out.message[:80]} "
+                            f"(inputs {shapes})").strip()
                 else:
-                    problem = (f"{verdict} mismatch, deviation {ratio:.3g} tolerance units "
-                               f"(inputs {shapes})")
+                    what = (f"{verdict} mismatch, deviation {ratio:.3g} tolerance units "
+                            f"(inputs {shapes})")
+                degenerate = [e for e in SHAPE_EDGES if e in x.edges]
+                if degenerate:  # kept off that shape, not off the dtype
+                    for e in degenerate:
+                        off.setdefault(e, f"{dtype}: {what}")
+                    continue
+                problem = what
+                if verdict != "fail":
                     if dtype in CORE_DTYPES and not mismatch_core:
                         mismatch_core = f"{dtype}: {problem}"
                 break
+            # An agreeing degenerate input counts unless the candidate is kept off its shape.
+            agreed += sum(not e & set(off) for e in shaped)
             if problem:
                 bad[dtype] = problem
             elif agreed < MIN_VALID:
@@ -368,16 +416,20 @@ class Validator:
         }
         if bad:
             evidence["excluded_dtypes"] = dict(sorted(bad.items()))
+        if off:
+            evidence["not_on"] = dict(sorted(off.items()))
         if suspects:  # the API disagreed with two other libraries that agree
             evidence["api_outvoted"] = suspects[:5]
         dtypes = tuple(d for d in good if d != NO_TENSOR)
-        v.accepted = replace(cp, dtypes=dtypes, evidence=tuple(sorted(evidence.items())))
+        v.accepted = replace(cp, dtypes=dtypes, not_on=tuple(e for e in SHAPE_EDGES if e in off),
+                             evidence=tuple(sorted(evidence.items())))
 
 
 def rejected_entry(v: Verdict) -> dict[str, Any]:
     cp = v.candidate
+    needs = {"requires_value": list(cp.requires_value)} if cp.requires_value else {}
     return {"api": cp.api, "library": cp.library, "kind": cp.kind, "target": cp.target,
-            "reason": v.reason[:300]}
+            **needs, "reason": v.reason[:300]}
 
 
 def validate(specs: Mapping[str, LibSpec], candidates: Sequence[Counterpart], pools: Any,

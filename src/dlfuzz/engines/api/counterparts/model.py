@@ -19,7 +19,18 @@ keywords (a parameter that maps to the same keyword wins), ``drop`` lists parame
 are never passed. ``requires_default`` maps parameters the counterpart cannot express to
 the only value it is valid for (absent or equal to the API's default): ``applies`` is
 False otherwise, and so it is when the input's dtype is not one of the ``dtypes`` the
-counterpart was validated on.
+counterpart was validated on. ``requires_value`` lists the API's optional parameters
+that the counterpart needs a value for (present and not None): its own parameter is
+required and takes no None (``torch.cumsum``'s ``dim`` for ``jnp.cumsum``'s ``axis``,
+whose None flattens).
+
+``not_on`` lists the degenerate shapes (``SHAPE_EDGES``: a rank-0 tensor, a tensor with
+a zero-size dimension) where validation saw the counterpart fail or differ while the
+API returned: ``applies`` is False for an input holding one. Libraries part ways there
+by design (``jnp.cumsum`` has no axis 0 on a scalar, which torch's ``cumsum`` accepts;
+a composed NCHW convolution has nothing to compute with zero channels), and a dtype
+excluded for such an input alone took the counterpart away from every ordinary input of
+that dtype: torch's float32 ``cumsum`` and ``conv2d`` had no counterpart at all.
 
 A counterpart dlfuzz wrote itself (``composition``, ``llm``) is trusted on IEEE special
 inputs only where a check showed it computes what the native API computes there:
@@ -62,7 +73,11 @@ _PACKAGE = "dlfuzz.engines.api.counterparts"
 PRECISION_RUNNERS = {lib: f"{_PACKAGE}.precision.run_{lib}" for lib in LIBRARIES}
 LLM_RUNNER = f"{_PACKAGE}.llm_exec.run"
 _KEYS = frozenset({"api", "library", "kind", "target", "args", "rename", "extra", "drop",
-                   "convert", "requires_default", "dtypes", "specials", "code", "evidence"})
+                   "convert", "requires_default", "requires_value", "dtypes", "not_on",
+                   "specials", "code", "evidence"})
+# Degenerate input shapes a counterpart may be kept off (``not_on``), as
+# ``shape_edges`` names them.
+SHAPE_EDGES = ("rank0", "empty")
 # Kinds of IEEE special value a dlfuzz-written counterpart must be checked on before it
 # may judge an input holding them (see the module docstring).
 SPECIAL_KINDS = ("nan", "inf", "-inf", "-0", "large")
@@ -126,7 +141,11 @@ class Counterpart:
     drop: tuple[str, ...] = ()
     convert: tuple[tuple[str, str], ...] = ()
     requires_default: tuple[tuple[str, Any], ...] = ()
+    requires_value: tuple[str, ...] = ()  # API parameters it needs present, not None
     dtypes: tuple[str, ...] = ()     # validated input dtypes (empty: not restricted)
+    # SHAPE_EDGES where it fails or differs (validation's finding, like ``specials`` kept
+    # out of the repr that fingerprints candidate lists)
+    not_on: tuple[str, ...] = field(default=(), repr=False)
     # special kinds checked equal to the API (dlfuzz-written; kept out of the repr that
     # fingerprints candidate lists, which never carry it)
     specials: tuple[str, ...] = field(default=(), repr=False)
@@ -134,9 +153,10 @@ class Counterpart:
     evidence: tuple[tuple[str, Any], ...] = field(default=(), compare=False)
 
     @property
-    def key(self) -> tuple[str, str, str, str]:
-        """What identifies a candidate across validation runs."""
-        return (self.api, self.library, self.kind, self.target)
+    def key(self) -> tuple[str, str, str, str, tuple[str, ...]]:
+        """What identifies a candidate across validation runs (the same target may come
+        twice: passing None for a parameter, and only where it has a value)."""
+        return (self.api, self.library, self.kind, self.target, self.requires_value)
 
     @property
     def worker_library(self) -> str:
@@ -161,7 +181,8 @@ class Counterpart:
         """Whether this counterpart can compute this draw (numpy values or Refs).
 
         Parameters in ``requires_default`` must be absent or at that value; with numpy
-        arrays in ``values`` the input dtype must be one the counterpart was validated on.
+        arrays in ``values`` the input dtype must be one the counterpart was validated on, and
+        the input must hold none of the shapes in ``not_on``.
         """
         if not self._defaults_ok(values):
             return False
@@ -169,13 +190,15 @@ class Counterpart:
             key = dtype_key(values)
             if key is not None and key not in self.dtypes:
                 return False
+        if self.not_on and shape_edges(values) & set(self.not_on):
+            return False
         return not self.dlfuzz_written or self.trusted_on(special_kinds(values))
 
     def _defaults_ok(self, values: Mapping[str, Any]) -> bool:
         for name, default in self.requires_default:
             if name in values and not _same_value(values[name], default):
                 return False
-        return True
+        return all(values.get(name) is not None for name in self.requires_value)
 
     # ---- the call -------------------------------------------------------------------
     def call(self, mapping: Mapping[str, Any]) -> Call:
@@ -186,8 +209,11 @@ class Counterpart:
         if not self._defaults_ok(mapping):
             bad = [n for n, d in self.requires_default
                    if n in mapping and not _same_value(mapping[n], d)]
+            unset = [n for n in self.requires_value if mapping.get(n) is None]
             raise NotApplicable(f"{self.target} for {self.api} cannot take "
-                                f"{', '.join(bad)} away from the default")
+                                f"{', '.join(bad)} away from the default" if bad else
+                                f"{self.target} for {self.api} needs a value for "
+                                f"{', '.join(unset)}")
         convert = dict(self.convert)
         rename = dict(self.rename)
         skip = set(self.drop) | {n for n, _ in self.requires_default}
@@ -276,6 +302,24 @@ def special_kinds(values: Mapping[str, Any]) -> frozenset[str]:
     return frozenset(found)
 
 
+def shape_edges(values: Mapping[str, Any]) -> frozenset[str]:
+    """Which edge shapes the arrays among ``values`` have: ``rank0`` (a 0-d tensor),
+    ``empty`` (a zero-size one), ``size1`` (a dimension of size 1)."""
+    found: set[str] = set()
+    for v in values.values():
+        arrays = v if isinstance(v, list | tuple) else (v,)
+        for a in arrays:
+            if not isinstance(a, np.ndarray):
+                continue
+            if a.ndim == 0:
+                found.add("rank0")
+            if a.size == 0:
+                found.add("empty")
+            if 1 in a.shape:
+                found.add("size1")
+    return frozenset(found)
+
+
 def dtype_key(values: Mapping[str, Any]) -> str | None:
     """The dtype an input is validated and selected by: its first tensor's (in parameter
     order), else a dtype argument's; None when the values hold neither (Refs only)."""
@@ -360,6 +404,15 @@ def from_json(raw: Any, path: Path, line: int) -> Counterpart:
     dtypes = raw.get("dtypes", [])
     if not isinstance(dtypes, list) or not all(isinstance(d, str) for d in dtypes):
         raise _fail(path, line, "dtypes", dtypes, "write a list of dtype names", api)
+    requires_value = raw.get("requires_value", [])
+    if not isinstance(requires_value, list) or not all(
+            isinstance(n, str) and n.isidentifier() for n in requires_value):
+        raise _fail(path, line, "requires_value", requires_value, "write a list of the API "
+                    "parameter names the counterpart needs a value (not None) for", api)
+    not_on = raw.get("not_on", [])
+    if not isinstance(not_on, list) or not all(e in SHAPE_EDGES for e in not_on):
+        raise _fail(path, line, "not_on", not_on, "write a list of the shapes the "
+                    "counterpart is kept off, from " + ", ".join(SHAPE_EDGES), api)
     specials = raw.get("specials", [])
     if not isinstance(specials, list) or not all(k in SPECIAL_KINDS for k in specials):
         raise _fail(path, line, "specials", specials, "write a list of special kinds the "
@@ -378,7 +431,9 @@ def from_json(raw: Any, path: Path, line: int) -> Counterpart:
         drop=tuple(drop), convert=convert,
         requires_default=_pairs(path, line, api, "requires_default",
                                 raw.get("requires_default", {}), strings=False),
-        dtypes=tuple(dtypes), specials=tuple(specials), code=str(code),
+        requires_value=tuple(requires_value),
+        dtypes=tuple(dtypes), not_on=tuple(not_on), specials=tuple(specials),
+        code=str(code),
         evidence=tuple(sorted((str(k), _freeze(v)) for k, v in evidence.items())))
 
 
@@ -394,8 +449,12 @@ def to_json(cp: Counterpart) -> dict[str, Any]:
             out[key] = {k: _thaw(v) for k, v in pairs}
     if cp.drop:
         out["drop"] = list(cp.drop)
+    if cp.requires_value:
+        out["requires_value"] = list(cp.requires_value)
     if cp.dtypes:
         out["dtypes"] = list(cp.dtypes)
+    if cp.not_on:
+        out["not_on"] = list(cp.not_on)
     if cp.specials:
         out["specials"] = list(cp.specials)
     if cp.code:
