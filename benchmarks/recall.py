@@ -617,8 +617,12 @@ def directed(bugs: list[KnownBug], out: Path, budget_s: float, seed: int
     return hits
 
 
-def planted(out: Path, budget_s: float, seed: int, only: set[str] | None = None
-            ) -> list[tuple[Plant, Hit | None]]:
+def planted(out: Path, budget_s: float, seed: int, only: set[str] | None = None,
+            directed: bool = False) -> list[tuple[Plant, Hit | None]]:
+    """Each plant's campaign, unaided (all specs), or ``directed`` at the plant's API.
+
+    The directed run measures what one visit of the API is worth: how long the
+    generator needs to draw the trigger once the API gets the whole budget."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         filter(None, [str(PLANTED), os.environ.get("PYTHONPATH")])))
     if only:
@@ -634,10 +638,13 @@ def planted(out: Path, budget_s: float, seed: int, only: set[str] | None = None
             print(f"[recall] plant {plant.module}: no such module, skipped", flush=True)
             continue
         c = CAMPAIGNS[plant.campaign]
-        folder = out / f"planted-{plant.module}"
-        print(f"[recall] planted {plant.module}, {int(budget_s)} s unaided ...", flush=True)
+        how = "directed" if directed else "unaided"
+        folder = out / f"{'directed-' if directed else ''}planted-{plant.module}"
+        print(f"[recall] planted {plant.module}, {int(budget_s)} s {how} ...", flush=True)
+        aim = ("--apis", plant.api) if directed else ()
         run_campaign(c.args, folder, budget_s, seed,
-                     ("--preload", f"{plant.backend}={plant.module}", *plant.extra), env=env)
+                     ("--preload", f"{plant.backend}={plant.module}", *aim, *plant.extra),
+                     env=env)
         bug = KnownBug(id=plant.module, library=plant.backend, level="api", kind="crash",
                        upstream="", title="", api=plant.api, backend=plant.backend,
                        severity=plant.severity, symptom="", trigger_lang="python",
@@ -670,7 +677,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--directed-budget", type=float, default=120)
     ap.add_argument("--planted", action="store_true",
                     help="only the planted bugs of the test suite, unaided")
-    ap.add_argument("--planted-budget", type=float, default=300)
+    ap.add_argument("--planted-budget", type=float, default=300,
+                    help="seconds per unaided plant campaign; 0 runs only the directed "
+                    "ones (with --directed)")
     ap.add_argument("--plants", help="with --planted: comma-separated plant modules "
                     "(default: every plant)")
     ap.add_argument("--verify", action="store_true",
@@ -698,13 +707,25 @@ def _main(args: argparse.Namespace) -> int:
     out = args.from_dir or args.out or Path(tempfile.mkdtemp(prefix="dlfuzz-recall-"))
     out.mkdir(parents=True, exist_ok=True)
     if args.planted:
-        results = planted(out, args.planted_budget, args.seed,
-                          set(args.plants.split(",")) if args.plants else None)
-        rows = [(p.module, p.backend, p.api, "yes" if h else "no", _seconds(h))
-                for p, h in results]
-        print(_table(rows, ("plant", "backend", "api", "found", "s to first hit")))
-        print(f"planted bugs found unaided: {sum(h is not None for _, h in results)}"
-              f"/{len(results)} ({int(args.planted_budget)} s each)")
+        plants = set(args.plants.split(",")) if args.plants else None
+        results = (planted(out, args.planted_budget, args.seed, plants)
+                   if args.planted_budget > 0 else [])
+        aimed = (dict(planted(out, args.directed_budget, args.seed, plants, directed=True))
+                 if args.directed else {})
+        if results:
+            rows = [(p.module, p.backend, p.api, "yes" if h else "no", _seconds(h),
+                     _seconds(aimed[p]) if p in aimed else "")
+                    for p, h in results]
+        else:
+            rows = [(p.module, p.backend, p.api, "", "", _seconds(h)) for p, h in aimed.items()]
+        print(_table(rows, ("plant", "backend", "api", "found", "s to first hit",
+                            "directed s")))
+        if results:
+            print(f"planted bugs found unaided: {sum(h is not None for _, h in results)}"
+                  f"/{len(results)} ({int(args.planted_budget)} s each)")
+        if aimed:
+            print(f"found directed: {sum(h is not None for h in aimed.values())}/{len(aimed)}"
+                  f" ({int(args.directed_budget)} s each)")
         return 0
     only = set(args.only.split(",")) if args.only else None
     hits = unaided(bugs, only, out, args.budget, args.seed, reuse=args.from_dir is not None)

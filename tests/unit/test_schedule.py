@@ -243,7 +243,11 @@ def test_stats_are_stored_shown_and_restored(tmp_path, capsys, monkeypatch) -> N
 
 
 def _visits(seed: int, groups_per_api: float, sunk: int) -> dict[str, int]:
-    engine = ApiEngine(seed=seed, libraries=("tf",), gradients=False, violate_share=0.0)
+    # (No edges: a cheap API's first group breaks a rank through the solver, whose
+    # caches live on the spec's plan across engines, so a second engine in the same
+    # process draws differently; the visits are what this measures.)
+    engine = ApiEngine(seed=seed, libraries=("tf",), gradients=False, violate_share=0.0,
+                       edge_share=0.0)
     engine.stats[engine.names[sunk]].costly = 50  # energy at its floor
     for _ in range(int(groups_per_api * len(engine.names))):
         engine._next_group()

@@ -13,7 +13,11 @@ a zero-size dimension. Each edge group takes one group of valid draws (one signa
     probability. All integers at once, since the classic crashes need two at once
     (``INT_MIN`` in the dividend where the divisor holds ``-1``); mostly the other
     tensors are first cast to the integer dtype where their spec allows it (a draw that
-    mixed dtypes, float32 dividend and int8 divisor, becomes int8 and int8).
+    mixed dtypes, float32 dividend and int8 divisor, becomes int8 and int8). A draw
+    with no integer tensor gets them where its specs allow: its floating tensors cast
+    to a signed integer dtype they all accept (``castable``), since an API drawn in
+    float32 nine times in ten (``floor_divide``, ``remainder``) has its integer kernels,
+    where the division crashes are, reached almost never.
 ``special-one``
     one floating argument (tensor or scalar) gets NaN, +inf, -inf, -0.0 or the dtype's
     largest or smallest normal value; every other floating tensor is made finite, so
@@ -79,6 +83,9 @@ INT_SHARES = (0.5, 1.0)       # share of an integer tensor's elements set to ext
 INT_SCALAR_P = 0.3            # an integer scalar takes an extreme this often
 INT_WEIGHT = 3                # int-extremes counts as this many choices
 JOIN_P = 0.7                  # int-extremes casts the other tensors to the integer dtype
+# The integer dtypes a floating draw is cast to for ``int-extremes`` (the signed ones:
+# INT_MIN beside -1 is the classic pair), where every floating tensor's spec lists one.
+CAST_INTS = ("int64", "int32", "int16", "int8")
 SCALAR_INTS = (-2**63, -2**31, -1, 0, 1, 2**31 - 1, 2**63 - 1)
 FAR = 1e9                     # "far outside" a range, for floats
 SPECIAL_WHOLE_P = 0.5         # special-one fills the whole argument this often
@@ -173,6 +180,7 @@ def choices(draw: Draw) -> list[tuple[str, str]]:
             out.append(("outside-range", name))
     if float_tensors >= 2:
         out.append(("special-pair", "*"))
+    ints = ints or bool(castable(draw))
     if _scalar_pairs(draw):
         out.append(("equal-scalars", "*"))
     if stretchable:
@@ -221,14 +229,16 @@ def _value_only(draw: Draw, option: tuple[str, str]) -> bool:
     return name == "*" or bool(_arrays(draw.values[name]))
 
 
-def edge_group(draws: Sequence[Draw], rng: np.random.Generator, turn: int | None = None
-               ) -> list[Draw]:
+def edge_group(draws: Sequence[Draw], rng: np.random.Generator, turn: int | None = None,
+               spread: bool = False) -> list[Draw]:
     """The group pushed to the edge; empty when no mechanism applies.
 
     ``turn`` (the engine's count of this API's edge groups) picks the mechanism in turn
     rather than at random. A signature-changing mechanism is planned once for every
     member; a value-only one starts a rotation of the value-only options across the
-    members, each with its own plan."""
+    members, each with its own plan. With ``spread`` every option rotates across the
+    members, each member a mechanism of its own (a signature each where the mechanism
+    changes it): for a visit where a new signature costs the library nothing."""
     if not draws:
         return []
     options = choices(draws[0])
@@ -236,6 +246,12 @@ def edge_group(draws: Sequence[Draw], rng: np.random.Generator, turn: int | None
         return []
     index = turn % len(options) if turn is not None else int(rng.integers(len(options)))
     chosen = options[index]
+    if spread:
+        ring = list(dict.fromkeys(options))
+        start = ring.index(chosen)
+        return [_apply(d, *ring[(start + i) % len(ring)],
+                       _plan(*ring[(start + i) % len(ring)], draws[0], rng), rng)
+                for i, d in enumerate(draws)]
     if _value_only(draws[0], chosen):
         ring = [o for o in options if _value_only(draws[0], o)]
         start = ring.index(chosen)
@@ -261,7 +277,13 @@ def _plan(mechanism: str, name: str, draw: Draw, rng: np.random.Generator) -> di
         scalars = {n: int(SCALAR_INTS[int(rng.integers(len(SCALAR_INTS)))])
                    for n, s in draw.structures.items()
                    if s == "int" and not _enum(draw, n) and rng.random() < INT_SCALAR_P}
-        join = _joined(draw) if rng.random() < JOIN_P else {}
+        casts = castable(draw)
+        if casts:  # no integer tensor: every floating one becomes one
+            cast_to = np.dtype(casts[int(rng.integers(len(casts)))])
+            join = {n: cast_to for n, v in draw.values.items()
+                    if isinstance(v, np.ndarray) and _is_float(v)}
+        else:
+            join = _joined(draw) if rng.random() < JOIN_P else {}
         return {"share": INT_SHARES[int(rng.integers(len(INT_SHARES)))], "scalars": scalars,
                 "join": join}
     if mechanism == "special-one":
@@ -333,6 +355,23 @@ def _int_extremes(draw: Draw, name: str, plan: dict[str, Any], rng: np.random.Ge
             values[n] = _map_arrays(v, push)
     values.update(plan["scalars"])
     return values
+
+
+def castable(draw: Draw) -> tuple[str, ...]:
+    """The signed integer dtypes (``CAST_INTS``) that every floating tensor of a draw
+    without integer tensors may take by its spec (an explicit ``dtypes`` list naming
+    them: an unrestricted tensor may still be float-only)."""
+    floats = []
+    for name, value in draw.values.items():
+        arrays = _arrays(value)
+        if any(_is_int(a) for a in arrays):
+            return ()
+        if isinstance(value, np.ndarray) and _is_float(value):
+            param = draw.spec.param(name)
+            floats.append(param.dtypes if param is not None else ())
+    if not floats:
+        return ()
+    return tuple(d for d in CAST_INTS if all(d in allowed for allowed in floats))
 
 
 def _joined(draw: Draw) -> dict[str, np.dtype]:
