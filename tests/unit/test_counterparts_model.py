@@ -347,7 +347,8 @@ def test_a_failure_on_a_degenerate_shape_alone_keeps_the_dtype(tmp_path: Path) -
     assert set(v.accepted.evidence_dict()["not_on"]) == {"rank0", "empty"}
     v = Verdict(cp)
     val._decide(v, plain[:4] + [scalar, item(np.ones((), np.float32), _ok("jax", 1.0))], "")
-    assert v.accepted is None  # four ordinary inputs agree: not enough
+    assert v.accepted is None  # four ordinary inputs agree: not enough, and the scalar's
+    assert "axis 0 is out" in v.reason  # failure is the dtype's, as before
     v = Verdict(cp)
     val._decide(v, plain[:4] + [item(np.full((2,), 9, np.float32), fail)] + plain[4:], "")
     assert v.accepted is None  # an ordinary input fails: float32 goes

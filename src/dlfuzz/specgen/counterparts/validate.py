@@ -344,6 +344,7 @@ class Validator:
             problem = ""
             agreed = 0
             shaped: list[frozenset[str]] = []  # degenerate shapes of agreeing inputs
+            here: dict[str, str] = {}  # degenerate shape -> what happened, this dtype
             for x, out in items:
                 api_out = self.outcomes[id(x)]
                 if out is None:
@@ -373,22 +374,28 @@ class Validator:
                     what = (f"{verdict} mismatch, deviation {ratio:.3g} tolerance units "
                             f"(inputs {shapes})")
                 degenerate = [e for e in SHAPE_EDGES if e in x.edges]
-                if degenerate:  # kept off that shape, not off the dtype
+                if degenerate:  # kept off that shape, not off the dtype (below)
                     for e in degenerate:
-                        off.setdefault(e, f"{dtype}: {what}")
+                        here.setdefault(e, f"{dtype}: {what}")
                     continue
                 problem = what
                 if verdict != "fail":
                     if dtype in CORE_DTYPES and not mismatch_core:
                         mismatch_core = f"{dtype}: {problem}"
                 break
-            # An agreeing degenerate input counts unless the candidate is kept off its shape.
-            agreed += sum(not e & set(off) for e in shaped)
+            # An agreeing degenerate input counts unless the candidate failed on its shape
+            # in this dtype. Kept off a shape only where the dtype holds without it: an
+            # API whose inputs are mostly rank-0 (``full``'s fill value) keeps the failure
+            # as the dtype's, as before.
+            agreed += sum(not e & set(here) for e in shaped)
             if problem:
                 bad[dtype] = problem
             elif agreed < MIN_VALID:
-                bad[dtype] = f"only {agreed} valid inputs agree (need {MIN_VALID})"
+                bad[dtype] = next(iter(here.values()), "").partition(": ")[2] or \
+                    f"only {agreed} valid inputs agree (need {MIN_VALID})"
             else:
+                for e, what in here.items():
+                    off.setdefault(e, what)
                 good.append(dtype)
                 for x, _ in items:
                     for e in x.edges:
