@@ -574,27 +574,66 @@ def test_spread_gives_each_member_a_mechanism_of_its_own(specs) -> None:
 
 
 def test_a_cheap_api_s_first_group_spreads_its_edges_and_breaks_a_rank(specs) -> None:
-    """Where a case costs the library little, an API's first group gives its edge
-    members a mechanism each and its last member a rank outside the bound; where a case
-    is dear (a compilation each), the half shares one mechanism and nothing more."""
+    """Where a new signature costs the library little, an API's first group gives its
+    edge members a mechanism each and its last member a rank outside the bound, those
+    with a signature of their own on the API's library alone; where it is dear (a
+    compilation each), the half shares one mechanism and nothing more."""
+    from dlfuzz.engines.api.counterparts import Counterpart
+
     spec = specs["torch.nn.functional.avg_pool2d"]
+    other = Counterpart(spec.api, "jax", "same-name", "jax.numpy.negative", args=("input",))
 
-    def first_group(cost_s: float) -> list:
-        engine = ApiEngine(seed=4, libraries=("torch",), specs={spec.api: spec},
-                           counterparts={}, violate_share=0.0)
-        if cost_s:  # its module's peers measured at this cost a case
-            from dlfuzz.engines.api.schedule import ApiStats
-
-            for k in range(3):
-                engine.stats[f"torch.nn.functional.peer{k}"] = ApiStats(
-                    tried=10, seconds=10 * cost_s)
+    def first_group(signature_s: float) -> list:
+        engine = ApiEngine(seed=4, libraries=("torch", "jax"), specs={spec.api: spec},
+                           counterparts={spec.api: [other]}, violate_share=0.0)
+        if signature_s:  # the library's first cases measured this much dearer
+            engine._own_costs["torch"] = [signature_s + 0.001, 0.001]
         return engine._next_group()
 
     cheap = first_group(0.0)
     half = len(cheap) // 2
     edges = [c.expect for c in cheap[half:]]
     assert edges[-1] == "edge:rank:input" and cheap[-1].tensors[0].shape.__len__() not in (3, 4)
+    assert [lib for lib, _ in cheap[-1].calls] == ["torch"]  # alone
+    assert [lib for lib, _ in cheap[half].calls] == ["torch", "jax"]  # the turn's own
     assert len({tuple(e.split(":")[1:3]) for e in edges[:-1]}) >= 2, edges
-    dear = first_group(0.05)
+    dear = first_group(0.1)
     assert not [c for c in dear if c.expect.startswith("edge:rank")]
     assert len({c.expect.split(":")[1] for c in dear if c.expect != "valid"}) == 1
+
+
+def test_a_rank_0_tensor_is_cast_for_integer_extremes_too(tmp_path) -> None:
+    """``nan_to_num`` gives a 0-d array back as a numpy scalar: the cast of a rank-0
+    floating tensor was dropped, and its int-extremes edge stayed floating."""
+    spec = _spec_of(tmp_path, {"api": "torch.floor_divide", "params": [
+        {"name": "input", "type": ["tensor"], "rank": [0, 0], "dtypes": ["float32", "int32"]},
+        {"name": "other", "type": ["tensor"], "rank": [0, 0], "dtypes": ["float32", "int32"]}]})
+    gen = LibGenerator(np.random.default_rng(0), mode="adjust", specials=False)
+    group = next(g for g in (gen.group(spec, 2) for _ in range(50))
+                 if g[0].values["input"].dtype == np.float32
+                 and g[0].values["other"].dtype == np.float32)
+    options = choices(group[0])
+    for d in edge_group(group, np.random.default_rng(3), options.index(("int-extremes", "*"))):
+        assert d.values["input"].dtype == d.values["other"].dtype == np.int32
+        assert d.values["input"].ndim == 0
+
+
+def test_every_first_group_of_a_floating_scan_has_a_float32_member() -> None:
+    """The long variant is in float32 also where the template's scanned axis was drawn
+    long already (a float16 cumsum of 97 got no variant at all) and where the template
+    was an integer one the spec allows in float32: a cumulative sum wrong in float32
+    alone was missed on first visits that drew float16 or int16."""
+    from dlfuzz.engines.api.libspecs import load_library
+
+    spec = load_library("torch")["torch.cumsum"]
+    with_float32 = shaped = 0
+    for seed in range(40):
+        engine = ApiEngine(seed=seed, libraries=("torch",), specs={spec.api: spec},
+                           counterparts={}, violate_share=0.0)
+        ordinary = [c for c in engine._next_group() if c.expect == "valid"]
+        if not ordinary[0].tensors[0].shape or ordinary[0].tensors[0].dtype.startswith(
+                ("complex", "bool")):
+            continue  # a scalar has no axis to stretch; complex and bool stay as drawn
+        shaped += 1
+        with_float32 += any(c.tensors[0].dtype == "float32" for c in ordinary)
+    assert shaped >= 15 and with_float32 == shaped, (with_float32, shaped)

@@ -238,7 +238,8 @@ def edge_group(draws: Sequence[Draw], rng: np.random.Generator, turn: int | None
     member; a value-only one starts a rotation of the value-only options across the
     members, each with its own plan. With ``spread`` every option rotates across the
     members, each member a mechanism of its own (a signature each where the mechanism
-    changes it): for a visit where a new signature costs the library nothing."""
+    changes it, marked ``meta["alone"]``: the engine runs those on the API's library
+    only): for a visit where a new signature costs the library nothing."""
     if not draws:
         return []
     options = choices(draws[0])
@@ -249,9 +250,14 @@ def edge_group(draws: Sequence[Draw], rng: np.random.Generator, turn: int | None
     if spread:
         ring = list(dict.fromkeys(options))
         start = ring.index(chosen)
-        return [_apply(d, *ring[(start + i) % len(ring)],
-                       _plan(*ring[(start + i) % len(ring)], draws[0], rng), rng)
-                for i, d in enumerate(draws)]
+        out = []
+        for i, d in enumerate(draws):
+            option = ring[(start + i) % len(ring)]
+            edged = _apply(d, *option, _plan(*option, draws[0], rng), rng)
+            if i and not _value_only(draws[0], option):  # a signature of its own
+                edged = replace(edged, meta={**edged.meta, "alone": True})
+            out.append(edged)
+        return out
     if _value_only(draws[0], chosen):
         ring = [o for o in options if _value_only(draws[0], o)]
         start = ring.index(chosen)
@@ -350,7 +356,8 @@ def _int_extremes(draw: Draw, name: str, plan: dict[str, Any], rng: np.random.Ge
     for n, v in values.items():
         if n in joined and isinstance(v, np.ndarray) and v.dtype != joined[n]:
             with np.errstate(invalid="ignore", over="ignore"):  # NaN/inf: some integer
-                v = np.nan_to_num(v.astype(np.float64)).astype(joined[n])
+                # (asarray: nan_to_num gives a 0-d array back as a numpy scalar)
+                v = np.asarray(np.nan_to_num(v.astype(np.float64))).astype(joined[n])
         if _arrays(v):
             values[n] = _map_arrays(v, push)
     values.update(plan["scalars"])

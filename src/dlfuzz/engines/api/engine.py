@@ -135,15 +135,19 @@ LOW_PRECISION = ("bfloat16", "float16")
 # low variant in one dtype and the long one: a torch ``hardswish`` wrong in bfloat16 was
 # reached in a 300 s campaign with its float16 variant only.
 FIRST_SIZE = math.ceil((1 + len(FIRST_VARIANTS)) / FIRST_ORDINARY)
-# The edge half of an API's first group, where a new signature costs the library little
-# (an estimated case under SPREAD_COST_S: torch and numpy eager, about 0.3 ms, against
-# 50 ms for JAX's compilations), gives each member a mechanism of its own
-# (``edge_group(spread=True)``) and its last member a tensor of a rank outside its
-# bounds (``_break_rank``). A visit with one mechanism for the whole half tried one of
-# an API's three to eight: a torch ``dropout`` accepting ``p`` outside [0, 1] was
-# reached and missed, its first group's half spent on NaN in ``input``; and a rank that
-# aborts came only with violate mode, which reaches an API in one group in twenty.
-SPREAD_COST_S = 0.01
+# The edge half of an API's first group, where a new signature costs the API's own
+# library little (its measured first-case over later-case time under SPREAD_COST_S:
+# torch and TF eager, against about 0.1 s for JAX's compilations; ``signature_cost``),
+# gives each member a mechanism of its own (``edge_group(spread=True)``) and its last
+# member a tensor of a rank outside its bounds (``_break_rank``). A visit with one
+# mechanism for the whole half tried one of an API's three to eight: a torch ``dropout``
+# accepting ``p`` outside [0, 1] was reached and missed, its first group's half spent on
+# NaN in ``input``; and a rank that aborts came only with violate mode, which reaches an
+# API in one group in twenty. The members with a signature of their own run on the
+# API's library alone (``Draw.meta["alone"]``): their counterparts' compilations (JAX's
+# for a torch API) halved the cases of a 300 s campaign when they ran everywhere, and
+# what those members are for (a crash, an abort, a rejection) needs no other library.
+SPREAD_COST_S = 0.02
 # Signature reuse (rule APIs and per-library APIs alike). A new (shapes, dtypes, static
 # arguments) costs a compilation in jax (even op by op), jax.jit, torch.compile and XLA:
 # 50 ms to seconds; in numpy or eager torch it costs nothing. So each API keeps a pool of signatures, and a
@@ -272,6 +276,8 @@ class ApiEngine(Engine):
         self.templates: dict[str, list[Any]] = {}
         self._first_ids: set[str] = set()  # ids of first cases of a new signature
         self._edge_turns: dict[str, int] = {}  # per API: the next edge mechanism's turn
+        # (first-case, later-case) EMAs of the API's own library's time, per library
+        self._own_costs: dict[str, list[float]] = {}
         self._first_cost = 0.0  # EMA of the slowest backend's time on such a case
         self._later_cost = 0.0  # EMA of the same for every other case
         self.picker = ApiPicker(self.names, self.stats, seed)  # which API each group gets
@@ -384,13 +390,14 @@ class ApiEngine(Engine):
             # (Not where every group is to be an edge one: edge_share 1.)
             first = stats.groups == 1 and self.edge_share < 1.0
             keep = int(len(draws) * FIRST_ORDINARY) if first else 0
-            spread = first and self.picker.cost(spec.api) < SPREAD_COST_S
+            spread = first and self.signature_cost(spec.library) < SPREAD_COST_S
             edged = edge_group(draws[keep:], self.rng, self._edge_turn(spec.api), spread)
             if edged:
                 draws = draws[:keep] + [self._judged(spec, e, d) for e, d in
                                         zip(edged, draws[keep:], strict=True)]
             if spread and len(draws) > keep + 1:
-                draws[-1:] = self._break_rank(spec, 1) or draws[-1:]
+                draws[-1:] = [replace(d, meta={**d.meta, "alone": True})
+                              for d in self._break_rank(spec, 1)] or draws[-1:]
         if stats.groups == 1 and template is not None:
             draws = self._with_variants(spec, template, draws, keep)
         cases = [self._case(spec, d) for d in draws]
@@ -538,9 +545,22 @@ class ApiEngine(Engine):
         else:
             pool[int(self.rng.integers(len(pool)))] = item
 
+    def signature_cost(self, library: str) -> float:
+        """What a new signature costs ``library`` (seconds): its own backends' measured
+        time on a group's first case over its later ones; 0 before it is measured."""
+        first, later = self._own_costs.get(library, (0.0, 0.0))
+        return max(0.0, first - later)
+
     def _measure(self, case: ApiCase, outcomes: Mapping[str, Outcome]) -> None:
         """The cost of a new signature: a group's first case against its later ones."""
         cost = max((o.duration_s for o in outcomes.values()), default=0.0)
+        if case.calls:
+            library = case.calls[0][0]
+            own = max((o.duration_s for b, o in outcomes.items()
+                       if _library_of(b) == library), default=cost)
+            ema = self._own_costs.setdefault(library, [0.0, 0.0])
+            k = 0 if case.id in self._first_ids else 1
+            ema[k] = own if not ema[k] else ema[k] + COST_EMA * (own - ema[k])
         if case.id in self._first_ids:
             self._first_ids.discard(case.id)
             self._first_cost += COST_EMA * (cost - self._first_cost)
@@ -637,9 +657,10 @@ class ApiEngine(Engine):
         from dlfuzz.engines.api.libgen import to_case
 
         # A low-precision variant of a first signature (``_with_variants``) runs on its
-        # own library alone, judged against the same library in float64.
-        case = to_case(draw, [] if draw.meta.get("variant") == "low"
-                       else self._pick_counterparts(spec, draw.values))
+        # own library alone, judged against the same library in float64; so does a
+        # spread edge member with a signature of its own (``SPREAD_COST_S``).
+        alone = draw.meta.get("variant") == "low" or draw.meta.get("alone")
+        case = to_case(draw, [] if alone else self._pick_counterparts(spec, draw.values))
         if len(self._draws) > 4096:
             self._draws.pop(next(iter(self._draws)))
         self._draws[case.id] = draw

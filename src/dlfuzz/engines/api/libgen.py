@@ -293,20 +293,25 @@ class LibGenerator:
         props = template.props[name]
         others = max(1, math.prod(props.shape) // max(1, props.shape[axis]))
         length = min(self.tg.long_dim(), STRETCH_ELEMENTS // others)
-        if length <= props.shape[axis]:
-            return []
         long = template.copy()
-        long.set_props(name, replace(props, shape=(*props.shape[:axis], length,
-                                                    *props.shape[axis + 1:])))
-        # In float32, where the template's float tensors were in another float dtype
-        # and the spec allows it: the vectorized paths a long axis reaches are the
-        # float32 ones users run most (a spec listing twelve dtypes drew float32 once
-        # in twelve first groups).
+        changed = length > props.shape[axis]
+        if changed:  # (an axis drawn long already keeps its length)
+            long.set_props(name, replace(props, shape=(*props.shape[:axis], length,
+                                                        *props.shape[axis + 1:])))
+        # In float32, where the template's tensors were in another float dtype and the
+        # spec allows it, or in an integer dtype and the spec lists float32: the
+        # vectorized paths a long axis reaches are the float32 ones users run most (a
+        # spec listing twelve dtypes drew float32 once in twelve first groups; a
+        # float16 template whose scanned axis was drawn 97 long got no variant at all,
+        # and a float32 cumsum wrong from the seventh element on was missed).
         for other, p in long.props.items():
             allowed = long.plan.by_name[other].p.dtypes
-            if p.dtype in LOW_AND_DOUBLE and (not allowed or "float32" in allowed):
+            floating = p.dtype in LOW_AND_DOUBLE and (not allowed or "float32" in allowed)
+            integer = str(p.dtype).startswith(("int", "uint")) and "float32" in allowed
+            if floating or integer:
                 long.set_props(other, replace(p, dtype="float32"))
-        return self._variant(long, n)
+                changed = True
+        return self._variant(long, n) if changed else []
 
     def _variant(self, state: State, n: int) -> list[Draw]:
         """``n`` inputs of a template changed in place of ``regroup``'s (a dtype, a
