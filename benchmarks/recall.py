@@ -21,11 +21,17 @@ the bug's API (what a maintainer checking one API would run); prints the time to
 first hit and the median.
 
 ``--planted``: the planted bugs of the test suite (``tests/planted``), each in an
-unaided campaign over all specs with its module preloaded in the worker.
+unaided campaign over all specs with its module preloaded in the worker; with
+``--directed`` also each plant's API alone (``--apis``) for ``--directed-budget``
+seconds, what one API's cases are worth (``--planted-budget 0``: those only). A plant
+counts where a confirmed bug of its severity names its API and backend: one reached
+through another API (``lp_pool2d`` calling ``avg_pool2d``, a counterpart in another
+library's case) is not counted.
 
 Run: ``.venv/bin/python benchmarks/recall.py [--budget 1200] [--only api,tfjs]
 [--out DIR] [--from DIR] [--directed [--directed-budget 120]] [--planted
-[--planted-budget 300] [--plants A,B]] [--verify]``. Numbers go to docs/recall.md by hand.
+[--planted-budget 300] [--plants A,B] [--directed]] [--verify]``. Numbers go to
+docs/recall.md by hand.
 """
 
 from __future__ import annotations
