@@ -348,6 +348,13 @@ def test_integer_extremes_join_mixed_dtypes(tmp_path) -> None:
     assert both_int >= 25
 
 
+def _first_ordinary(spec: LibSpec, seed: int) -> list:
+    """The ordinary (valid) cases of an API's first group, its variants included."""
+    engine = ApiEngine(seed=seed, libraries=("torch",), specs={spec.api: spec},
+                       counterparts={}, violate_share=0.0)
+    return [c for c in engine._next_group() if c.expect == "valid"]
+
+
 def test_an_api_s_first_group_tries_variants_of_its_signature() -> None:
     """A group shares one signature, so a first group drawn in float32 never tried a low
     dtype, where the dtype oracle checks an API no other library has, nor an axis past
@@ -475,9 +482,7 @@ def test_the_long_variant_stretches_the_axis_a_dim_argument_names() -> None:
     spec = load_library("torch")["torch.cumsum"]
     stretched = named = 0
     for seed in range(40):
-        engine = ApiEngine(seed=seed, libraries=("torch",), specs={spec.api: spec},
-                           counterparts={}, violate_share=0.0)
-        ordinary = [c for c in engine._next_group() if c.expect == "valid"]
+        ordinary = _first_ordinary(spec, seed)
         first = ordinary[0].tensors[0].shape
         for case in ordinary[1:]:
             shape = case.tensors[0].shape
@@ -631,9 +636,7 @@ def test_every_first_group_of_a_floating_scan_has_a_float32_member() -> None:
     spec = load_library("torch")["torch.cumsum"]
     with_float32 = shaped = 0
     for seed in range(40):
-        engine = ApiEngine(seed=seed, libraries=("torch",), specs={spec.api: spec},
-                           counterparts={}, violate_share=0.0)
-        ordinary = [c for c in engine._next_group() if c.expect == "valid"]
+        ordinary = _first_ordinary(spec, seed)
         if not ordinary[0].tensors[0].shape or ordinary[0].tensors[0].dtype.startswith(
                 ("complex", "bool")):
             continue  # a scalar has no axis to stretch; complex and bool stay as drawn

@@ -217,11 +217,6 @@ class ApiPicker:
         self.uncovered -= self.visits[name] == COVERAGE_VISITS
         return name
 
-    def cost(self, name: str) -> float:
-        """Estimated seconds a case of ``name`` costs (``estimated_costs``, as of the last
-        pick; 0 before any)."""
-        return self._costs.get(name, 0.0)
-
     def restore(self, groups: Mapping[str, int]) -> None:
         """Visits of a resumed campaign: at least each API's stored groups."""
         for name, n in groups.items():

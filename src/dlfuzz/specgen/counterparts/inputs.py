@@ -118,11 +118,6 @@ def edge_specs(spec: LibSpec) -> list[LibSpec]:
     return [s for s in (with_constraint(spec, t) for t in texts) if s is not None]
 
 
-def edges_of(values: dict[str, Any]) -> frozenset[str]:
-    """Which edge shapes an input has, in any of its tensors."""
-    return shape_edges(values)
-
-
 def draws(gen: Any, spec: LibSpec, n: int) -> list[dict[str, Any]]:
     """``n`` draws' values; a draw the generator cannot make is skipped."""
     out = []
@@ -138,7 +133,7 @@ def make_input(spec: LibSpec, values: dict[str, Any], variant: frozenset[str]) -
     from dlfuzz.engines.api.libdraw import rebuild
 
     key = dtype_key(values) or NO_TENSOR
-    return Input(spec.api, key, values, edges_of(values), variant, rebuild(spec, values))
+    return Input(spec.api, key, values, shape_edges(values), variant, rebuild(spec, values))
 
 
 def inputs_for(spec: LibSpec, gen: Any, variants: Iterable[frozenset[str]],
