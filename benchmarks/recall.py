@@ -24,9 +24,10 @@ first hit and the median.
 unaided campaign over all specs with its module preloaded in the worker; with
 ``--directed`` also each plant's API alone (``--apis``) for ``--directed-budget``
 seconds, what one API's cases are worth (``--planted-budget 0``: those only). A plant
-counts where a confirmed bug of its severity names its API and backend: one reached
-through another API (``lp_pool2d`` calling ``avg_pool2d``, a counterpart in another
-library's case) is not counted.
+is found by the campaign's first confirmed bug, of the plant's backend and severity,
+whose reproducer fails with the plant loaded and passes without it: the plant itself,
+whichever API reached it (``lp_pool2d`` calling ``avg_pool2d``, ``jnp.cumsum`` as the
+counterpart in a ``torch.cumsum`` case). The table also says which API that was.
 
 Run: ``.venv/bin/python benchmarks/recall.py [--budget 1200] [--only api,tfjs]
 [--out DIR] [--from DIR] [--directed [--directed-budget 120]] [--planted
@@ -37,6 +38,7 @@ docs/recall.md by hand.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import pickle
 import re
@@ -302,6 +304,7 @@ class Hit:
     bug_id: str
     root_cause: str
     seconds: float
+    api: str = ""  # the API of the case that found it (planted bugs)
 
 
 @dataclass(frozen=True)
@@ -651,16 +654,73 @@ def planted(out: Path, budget_s: float, seed: int, only: set[str] | None = None,
         run_campaign(c.args, folder, budget_s, seed,
                      ("--preload", f"{plant.backend}={plant.module}", *aim, *plant.extra),
                      env=env)
-        bug = KnownBug(id=plant.module, library=plant.backend, level="api", kind="crash",
-                       upstream="", title="", api=plant.api, backend=plant.backend,
-                       severity=plant.severity, symptom="", trigger_lang="python",
-                       trigger="", verify="stdout")
-        results.append((plant, match(bug, read_campaign(folder))))
+        results.append((plant, plant_match(plant, folder, env)))
     return results
+
+
+def plant_match(plant: Plant, folder: Path, env: dict[str, str]) -> Hit | None:
+    """The first confirmed bug of the campaign in ``folder`` that is the plant: on its
+    backend and of its severity, with a reproducer that fails with the plant module
+    imported first and passes without it (a real bug of the library fails both ways).
+
+    The API does not decide: a plant is reached through whatever calls it (``Hit.api``
+    says which API's case it was)."""
+    found = read_campaign(folder)
+    rows = sorted((r for r in found.rows if r["backend"] == plant.backend
+                   and r["severity"] in plant.severity), key=lambda r: r["created_at"])
+    for row in rows[:PLANT_CHECKS]:
+        script = _reproducer(folder, row)
+        if script is None:
+            continue
+        if _fails(script, plant.module, env) and not _fails(script, None, env):
+            return Hit(row["id"], row["root_cause"],
+                       max(0.0, row["created_at"] - found.started), row["api"])
+    return None
+
+
+PLANT_CHECKS = 40  # candidate bugs tried per plant (two reproducer runs each)
+
+
+def _reproducer(folder: Path, row: dict[str, Any]) -> Path | None:
+    """The guilty backend's reproducer of a campaign bug row (None without a folder)."""
+    from dlfuzz.store.db import Store
+
+    store = Store.open(folder)
+    try:
+        bug = next((b for b in store.bugs() if b.id == row["id"]), None)
+    finally:
+        store.close()
+    if bug is None or not bug.dir:
+        return None
+    meta_path = folder / bug.dir / "meta.json"
+    try:
+        name = json.loads(meta_path.read_text()).get("repro", {}).get(row["backend"])
+    except (OSError, ValueError):
+        return None
+    return folder / bug.dir / name if name else None
+
+
+def _fails(script: Path, plant: str | None, env: dict[str, str]) -> bool:
+    """Whether the reproducer exits non-zero (killed included), with ``plant``
+    imported first when given."""
+    code = f"import runpy; runpy.run_path({str(script)!r}, run_name='__main__')"
+    if plant is not None:
+        code = f"import {plant}; {code}"
+    try:
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                              env=env, timeout=300, cwd=script.parent)
+    except subprocess.TimeoutExpired:
+        return True
+    return proc.returncode != 0
 
 
 def _seconds(hit: Hit | None) -> str:
     return "-" if hit is None else f"{hit.seconds:.0f}"
+
+
+def _through(plant: Plant, hit: Hit | None) -> str:
+    """The API whose case found the plant, where it is not the plant's own."""
+    return "" if hit is None or hit.api == plant.api else hit.api
 
 
 def _directed_cell(result: Score | None) -> str:
@@ -720,12 +780,13 @@ def _main(args: argparse.Namespace) -> int:
                  if args.directed else {})
         if results:
             rows = [(p.module, p.backend, p.api, "yes" if h else "no", _seconds(h),
-                     _seconds(aimed[p]) if p in aimed else "")
+                     _through(p, h), _seconds(aimed[p]) if p in aimed else "")
                     for p, h in results]
         else:
-            rows = [(p.module, p.backend, p.api, "", "", _seconds(h)) for p, h in aimed.items()]
+            rows = [(p.module, p.backend, p.api, "", "", _through(p, h), _seconds(h))
+                    for p, h in aimed.items()]
         print(_table(rows, ("plant", "backend", "api", "found", "s to first hit",
-                            "directed s")))
+                            "through", "directed s")))
         if results:
             print(f"planted bugs found unaided: {sum(h is not None for _, h in results)}"
                   f"/{len(results)} ({int(args.planted_budget)} s each)")

@@ -263,3 +263,28 @@ def test_wasm_select_on_bool_branches_is_the_library_s(pool: Pool) -> None:
     cpu, wasm = (outcomes[k].outputs[0].to_numpy() for k in ("tfjs-cpu", "tfjs-wasm"))
     np.testing.assert_array_equal(cpu, want)
     assert np.array_equal(wasm[:4], want[:4]) and not np.array_equal(wasm, want), wasm
+
+
+def test_a_crash_reproducer_tells_a_trap_from_an_error(tmp_path: Path) -> None:
+    """A TF.js crash is a wasm trap thrown as an exception: the crash reproducer must
+    say BUG for it (tfjs#7605, a dilated conv2d whose padding reads out of bounds,
+    still there in 4.22.0) and OK for an ordinary error, the fix of a crash on an input
+    the library may refuse."""
+    import subprocess
+
+    from dlfuzz.backends.tfjs.backend import TfjsWasmBackend
+    from dlfuzz.cases import Expectation
+
+    backend = TfjsWasmBackend()
+    trap = api_case("tf.conv2d", np.ones((5, 7, 10, 5), np.float32),
+                    np.ones((11, 6, 5, 1), np.float32), args=([1, 1], 83, "NHWC", [10, 7]))
+    refused = api_case("tf.conv2d", np.ones((5, 7, 10, 5), np.float32),
+                       np.ones((11, 6, 4, 1), np.float32), args=([1, 1], 0, "NHWC", [1, 1]))
+    for case, status, verdict in ((trap, 1, "BUG present"), (refused, 0, "OK")):
+        script = tmp_path / "repro_tfjs_wasm.js"
+        script.write_text(backend.repro_script(case, Expectation("survives"), "t",
+                                               "tfjs 4.22.0"))
+        proc = subprocess.run(backend.repro_command(script), capture_output=True, text=True,
+                              timeout=120)
+        last = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else proc.stderr
+        assert proc.returncode == status and last.startswith(verdict), proc.stdout + proc.stderr

@@ -161,7 +161,9 @@ def test_symptoms_give_their_expectation() -> None:
     assert kind.expectation(a_finding(case, "boundary"), case, {}, tools).kind == "rejects"
     assert kind.expectation(a_finding(case, "nondeterministic"), case, {}, tools).kind == \
         "repeatable"
-    assert kind.expectation(a_finding(case, "crash"), case, {}, tools).kind == "runs"
+    for symptom in ("crash", "timeout", "oom"):  # the process failed, not the call
+        assert kind.expectation(a_finding(case, symptom), case, {}, tools).kind == "survives"
+    assert kind.expectation(a_finding(case, "status"), case, {}, tools).kind == "runs"
     program = program_case()
     assert kind_of(program).expectation(a_finding(program, "boundary"), program, {},
                                         tools).kind == "rejects"
@@ -246,11 +248,13 @@ def test_a_jax_reproducer_that_must_run_waits_for_the_computation(name: str) -> 
             ("jax", Call("jax.numpy.cumsum", (Ref(0),), (("axis", 1),))),
             ("torch", Call("torch.cumsum", (Ref(0),), (("dim", 1),))))), seed=3)
     kind = kind_of(case)
-    script = kind.reproducer(JaxBackend(), case, Expectation("runs"), "t").splitlines()
-    start = next(i for i, line in enumerate(script) if line.startswith("    result = "))
-    assert script[start - 1] == "try:", script[start - 1:start + 3]
-    assert script[start + 1].startswith("    jax.block_until_ready(result)"), \
-        script[start:start + 3]
-    assert script[start + 2].startswith("except Exception")
+    # a crash's reproducer (a model's; gradients keep "runs") waits the same way
+    for expects in ("runs", "survives") if name == "graph" else ("runs",):
+        script = kind.reproducer(JaxBackend(), case, Expectation(expects), "t").splitlines()
+        start = next(i for i, line in enumerate(script) if line.startswith("    result = "))
+        assert script[start - 1] == "try:", script[start - 1:start + 3]
+        assert script[start + 1].startswith("    jax.block_until_ready(result)"), \
+            script[start:start + 3]
+        assert script[start + 2].startswith("except Exception")
     torch_script = kind.reproducer(TorchBackend(), case, Expectation("runs"), "t")
     assert "block_until_ready" not in torch_script

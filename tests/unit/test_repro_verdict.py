@@ -130,6 +130,26 @@ def test_runs_and_rejects_end_with_one_verdict_line(tmp_path: Path) -> None:
                                      "and returned a result"), lines
 
 
+def test_a_crash_reproducer_takes_an_exception_for_the_fix(tmp_path: Path) -> None:
+    """A crash found on an input the library may refuse (a rank outside its bound):
+    once fixed, the call raises; the reproducer must say OK then, and show the crash
+    (killed, no verdict) while it is there."""
+    from dlfuzz.triage.confirm import judge_reproducer
+
+    x = np.ones(3, np.float32)
+    rc, lines = _run(tmp_path, _case("cumsum", x, axis=5), Expectation("survives"))
+    assert rc == 0 and lines[-1].startswith("OK: numpy.cumsum raised AxisError"), lines
+    rc, lines = _run(tmp_path, _case("cumsum", x), Expectation("survives"))
+    assert rc == 0 and lines[-1] == "OK: numpy.cumsum returned normally", lines
+    dying = ApiCase("abort", (), (("numpy", Call("os.abort", ())),))
+    script = tmp_path / "repro_numpy.py"
+    script.write_text(reproducer(NumpyBackend(), dying, Expectation("survives"), "t"))
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=120)
+    verdict = judge_reproducer("crash", proc.returncode, proc.stdout, proc.stderr, 60)
+    assert verdict.reproduced and verdict.verdict == "killed by SIGABRT", (verdict, proc)
+
+
 def test_a_jax_hang_reproducer_waits_for_the_computation(tmp_path: Path) -> None:
     """JAX dispatches asynchronously: ``jax.numpy.lcm`` on int32 inputs holding INT_MIN
     never ends, yet a script that only calls it returns at once. The reproducer waits for

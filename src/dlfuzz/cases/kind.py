@@ -35,9 +35,10 @@ class Expectation:
     """What a reproducer checks, so that it exits 1 while the bug is present.
 
     ``kind`` is ``"values"`` (outputs within ``allowed`` of ``expected``), ``"runs"``
-    (no exception, no crash, no hang), ``"rejects"`` (the library must raise) or
-    ``"repeatable"`` (re-runs give the first run's result); a kind may add its own (the
-    grad kind: ``"gradient"``, autodiff against finite differences, and
+    (no exception, no crash, no hang), ``"survives"`` (no crash and no hang: returning
+    and raising an exception are both the fix of a crash), ``"rejects"`` (the library
+    must raise) or ``"repeatable"`` (re-runs give the first run's result); a kind may add
+    its own (the grad kind: ``"gradient"``, autodiff against finite differences, and
     ``"gradient-shape"``).
     """
 

@@ -14,15 +14,21 @@ from dlfuzz.cases import Expectation, Finding, Outcome
 from dlfuzz.oracles.compare import round_to
 from dlfuzz.oracles.tolerances import LOW_PRECISION, tolerance_for
 
+# The symptoms where the process, not the call, failed: what their reproducers check.
+PROCESS_FAILURES = ("crash", "timeout", "oom")
+
 
 def symptom_expectation(finding: Finding, case: Any, outcomes: dict[str, Outcome],
                         judge: Any, reference_backend: str = "") -> Expectation:
     """What a reproducer of a case with tensors checks, from the finding's symptom.
 
     A boundary finding's input must be rejected, a nondeterministic one's result must
-    repeat; a numeric, NaN or shape finding's outputs must lie within the per-element
-    allowance of the float64 reference ``judge`` (an ``oracles.reference.Judge``)
-    computes, which is the oracle's own judgement; anything else must simply run.
+    repeat; a crash, hang or memory blow-up must not happen, where a clean exception is
+    as good a fix as a result (the input may be one the library rightly refuses: a rank
+    outside its bound, an integer extreme); a numeric, NaN or shape finding's outputs
+    must lie within the per-element allowance of the float64 reference ``judge`` (an
+    ``oracles.reference.Judge``) computes, which is the oracle's own judgement; anything
+    else must simply run.
     ``reference_backend``: the one backend whose float64 result is the reference (a
     gradient backed by its finite differences, where no other reference library has
     the call).
@@ -31,6 +37,8 @@ def symptom_expectation(finding: Finding, case: Any, outcomes: dict[str, Outcome
         return Expectation("rejects", note=finding.message)
     if finding.symptom == "nondeterministic":
         return Expectation("repeatable", note=finding.message)
+    if finding.symptom in PROCESS_FAILURES:
+        return Expectation("survives", note=finding.message)
     if finding.symptom not in ("numeric", "nan", "shape"):
         return Expectation("runs", note=finding.message)
     if finding.oracle == "dtype":  # judged against the same library in float64

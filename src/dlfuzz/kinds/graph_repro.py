@@ -85,7 +85,17 @@ def model_reproducer(backend: Backend, case: GraphCase, expectation: Expectation
     compile_line = backend.repro_compile_model("model")
     if compile_line:
         lines.append(compile_line)
-    if expectation.kind == "runs":
+    if expectation.kind == "survives":
+        lines += [
+            "# the bug kills or hangs the process; running or raising is the fix",
+            "try:",
+            f"    result = model({args})",
+            *waits_for_result(backend.repro_wait),
+            "except Exception as exc:  # right: an error the caller can handle",
+            '    _verdict(0, f"OK: the model raised {type(exc).__name__}: {exc}")',
+            '_verdict(0, "OK: the model ran normally")',
+        ]
+    elif expectation.kind == "runs":
         lines += [
             "try:",
             f"    result = model({args})",

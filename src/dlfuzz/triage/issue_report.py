@@ -169,6 +169,8 @@ def _values_section(facts: IssueFacts) -> list[str]:
 
 _EXPECTED_TEXT = {
     "runs": "the call returns normally (no crash, hang or exception)",
+    "survives": "the call returns or raises an exception the caller can handle; the "
+                "process neither crashes nor hangs",
     "rejects": "the call raises an exception (the input breaks a constraint of the API; "
                "where the constraint comes from is noted above when known)",
     "repeatable": "running the same input twice gives bit-identical results",

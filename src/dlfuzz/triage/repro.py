@@ -214,6 +214,16 @@ def reproducer(backend: Backend, case: ApiCase, expectation: Expectation, title:
             f'    _verdict(1, f"BUG present: {target} raised {{type(exc).__name__}}: {{exc}}")',
             f'_verdict(0, "OK: {target} returned normally")',
         ]
+    elif expectation.kind == "survives":
+        lines += [
+            "# the bug kills or hangs the process; returning or raising is the fix",
+            "try:",
+            f"    result = {expr}",
+            *waits_for_result(backend.repro_wait),
+            "except Exception as exc:  # right: an error the caller can handle",
+            f'    _verdict(0, f"OK: {target} raised {{type(exc).__name__}}: {{exc}}")',
+            f'_verdict(0, "OK: {target} returned normally")',
+        ]
     else:
         if expectation.note:
             lines.append(f"# {expectation.note}")

@@ -291,6 +291,21 @@ def _body(backend: Any, case: Any, expectation: Any, setup: list[str], expr: str
                   f"    return [1, 'BUG present: ' + {target} + ' raised ' + err];",
                   "  }",
                   f"  return [0, 'OK: ' + {target} + ' returned normally'];"]
+    elif expectation.kind == "survives":
+        # A wasm trap or abort is thrown here: the crash itself (``core.js`` CRASH_RE).
+        lines += ["  // the bug is a trap, a crash or a hang; returning or throwing an error is "
+                  "the fix",
+                  f"  try {{ await flatOutputs(tf, {expr}, []); }} catch (err) {{",
+                  "    const name = (err && err.constructor && err.constructor.name) || 'Error';",
+                  "    if ((typeof WebAssembly !== 'undefined' && err instanceof "
+                  "WebAssembly.RuntimeError)",
+                  "        || /memory access out of bounds|Aborted\\(|^abort|unreachable|"
+                  "RuntimeError/.test(name + ': ' + String((err && err.message) || err))) {",
+                  f"      return [1, 'BUG present: ' + {target} + ' trapped: ' + err];",
+                  "    }",
+                  f"    return [0, 'OK: ' + {target} + ' threw ' + err];",
+                  "  }",
+                  f"  return [0, 'OK: ' + {target} + ' returned normally'];"]
     else:
         if expectation.note:
             lines.append(f"  // {expectation.note}")
