@@ -36,7 +36,7 @@ class Expectation:
 
     ``kind`` is ``"values"`` (outputs within ``allowed`` of ``expected``), ``"runs"``
     (no exception, no crash, no hang), ``"survives"`` (no crash and no hang: returning
-    and raising an exception are both the fix of a crash), ``"rejects"`` (the library
+    and raising an exception are both the fix of a crash or a hang), ``"rejects"`` (the library
     must raise) or ``"repeatable"`` (re-runs give the first run's result); a kind may add
     its own (the grad kind: ``"gradient"``, autodiff against finite differences, and
     ``"gradient-shape"``).
