@@ -23,6 +23,7 @@ from dlfuzz.backends.numpy_backend import NumpyBackend
 from dlfuzz.cases import ApiCase, Call, Finding, Outcome, Ref, Tensor
 from dlfuzz.executor.pool import Pool
 from dlfuzz.oracles.base import OracleContext
+from dlfuzz.oracles.crash import CrashOracle
 from dlfuzz.oracles.differential import DifferentialOracle
 from dlfuzz.store.db import Store
 from dlfuzz.triage.triager import Triage, TriageSettings
@@ -65,13 +66,18 @@ planted_torch_cumsum.DTYPES.add(torch.float16)
 # A bug that needs its infinity: torch.diff is 1.0 off wherever it is finite when a
 # float32 input holds one (not float64: the reference re-run would carry it too).
 # Made finite, the input shows nothing, so the bug stays a special-value one.
-DIFF_INF = '''"""Test-only: torch.diff is 1.0 off where finite when a float32 input holds inf."""
+DIFF_INF = '''"""Test-only: torch.diff is 1.0 off where finite when a float32 input holds inf,
+and aborts the process when one holds NaN."""
+import os
+
 import torch
 
 _real_diff = torch.diff
 
 
 def diff(input, n=1, dim=-1, prepend=None, append=None):
+    if input.dtype == torch.float32 and torch.isnan(input).any():
+        os.abort()
     result = _real_diff(input, n=n, dim=dim, prepend=prepend, append=append)
     if input.dtype == torch.float32 and torch.isinf(input).any():
         result = torch.where(torch.isfinite(result), result + 1.0, result)
@@ -92,14 +98,18 @@ class Harness:
         self.pool = pool
         self.judge, _ = make_judge(pool)
         self.ctx = OracleContext(self.judge, LIBRARY_OF, COMPILED)
-        self.oracle = DifferentialOracle()
+        self.oracles = (DifferentialOracle(), CrashOracle())
         self.checked: list[int] = []  # cases per checker call
 
     def check(self, cases: Sequence[ApiCase], only: Sequence[str]
               ) -> list[tuple[dict[str, Outcome], list[Finding]]]:
         self.checked.append(len(cases))
         results = self.pool.run(cases, only=only)
-        found = self.oracle.check_many(list(zip(cases, results, strict=True)), self.ctx)
+        pairs = list(zip(cases, results, strict=True))
+        found: list[list[Finding]] = [[] for _ in cases]
+        for oracle in self.oracles:
+            for mine, more in zip(found, oracle.check_many(pairs, self.ctx), strict=True):
+                mine.extend(more)
         return list(zip(results, found, strict=True))
 
     def finding(self, case: ApiCase) -> Finding:
@@ -242,7 +252,7 @@ def test_a_finding_no_rerun_shows_is_flaky(harness: Harness, store: Store):
     glitch = outcomes["torch"].outputs[0].to_numpy()
     glitch[0, 0] += 1.0
     outcomes["torch"] = outcome("torch", glitch)
-    (finding,) = harness.oracle.check(case, outcomes, harness.ctx)
+    (finding,) = harness.oracles[0].check(case, outcomes, harness.ctx)
     bug_id, _ = harness.triage(store, confirm_runs=2).handle(finding, case)
     row = store.bug(bug_id)
     assert (row.status, row.confirm_hits) == ("flaky", 0)
@@ -470,6 +480,32 @@ def test_a_lower_class_bug_waits_while_triage_is_over_its_share(harness: Harness
     assert triage.waiting() == [] and store.meta()["reductions_waiting"] == []
     meta = json.loads((store.root / row.dir / "meta.json").read_text())
     assert meta["reduced"] is True and "shrink_axes" in meta["reduce_stats"]
+
+
+def test_a_crash_waits_while_triage_is_over_its_share(harness: Harness, store: Store):
+    """Every candidate of a crash's reduction that still crashes costs a worker restart:
+    a crash is confirmed and stored at once, and reduced as the share allows (first in
+    line), with no quick step (its root cause is where it died)."""
+    x = RNG.uniform(-2.0, 2.0, (2, 9)).astype(np.float32)
+    x[0, 2] = np.nan
+    case = scan_case("diff", x)
+    finding = harness.finding(case)
+    assert finding.symptom == "crash", finding
+    triage = harness.triage(store, reduce=True, max_reduce_runs=60, triage_share=0.3)
+    clock = [0.0]
+    triage.elapsed = lambda: clock[0]
+    bug_id, _ = triage.handle(finding, case)
+    row = store.bug(bug_id)
+    assert row.confirmed and row.severity == "crash" and row.reduced_blob is None
+    assert triage.waiting() == [bug_id]
+    assert sum(harness.checked) == 2, harness.checked  # the two confirm runs, no quick step
+    clock[0] = triage.busy_seconds() / 0.3 + 1.0
+    assert triage.reduce_waiting() == 1
+    row = store.bug(bug_id)
+    assert row.reduced_blob is not None and row.severity == "crash"
+    reduced = store.blobs.get(row.reduced_blob)
+    assert reduced.tensors[0].size < case.tensors[0].size
+    assert np.isnan(reduced.tensors[0].to_numpy()).any()  # the NaN it needs
 
 
 def test_a_special_value_bug_that_is_a_wrong_result_on_finite_inputs_does_not_wait(

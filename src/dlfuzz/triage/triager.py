@@ -16,13 +16,14 @@ or the bug becomes ``unreproduced``.
 Reduction is the dear part of triage (every candidate a compilation in JAX or TF, up to
 ``REDUCE_SECONDS``), and in a broad campaign most new root causes are special-value or
 inconsistency findings: reducing each as it came took half of a 600 s API campaign, time
-the search then lacked. So a crash or a wrong result (``reduce_at_once``) is reduced when
-confirmed; a bug of a lower class is reduced then only while triage has taken at most
+the search then lacked. So a wrong result (``reduce_at_once``) is reduced when
+confirmed; a bug of another class, a crash included (every candidate that still crashes
+costs a worker restart), is reduced then only while triage has taken at most
 ``triage_share`` of the campaign's time. Else it gets the quick step alone (its NaN/inf
 inputs made finite where the bug survives: the step that re-keys a bug, to a wrong result
-that is then reduced at once, or to a place of an earlier bug) and waits
-(``reduce_waiting``, inside each batch, most severe first, as the share allows; in the
-time ``--max-cases`` leaves; first thing on ``--resume``). Its reproducer is checked as
+that is then reduced at once, or to a place of an earlier bug; not for a crash, keyed by
+where it died) and waits (``reduce_waiting``, inside each batch, most severe first, as
+the share allows; in the time ``--max-cases`` leaves; first thing on ``--resume``). Its reproducer is checked as
 found meanwhile and again once reduced; only a bug's latest check counts.
 
 The reproducer is a subprocess that imports its library (5-13 s under a campaign's load):
@@ -79,7 +80,10 @@ class TriageSettings:
     reduce: bool = True
     max_reduce_runs: int = 200
     # Severities reduced as soon as they are confirmed, whatever triage has cost so far.
-    reduce_at_once: tuple[str, ...] = ("crash", "wrong-result")
+    # Not crashes: each candidate that still crashes costs a worker restart (10-23 s a
+    # bug, half of a 300 s campaign's triage with seven crashes), and a crash's
+    # reproducer is as truthful unreduced; they wait first in line (``_RANK``).
+    reduce_at_once: tuple[str, ...] = ("wrong-result",)
     # Other bugs are reduced while triage (confirmation and reduction) has taken at most
     # this share of the campaign's elapsed time; else they wait (module docstring).
     triage_share: float = 0.3
@@ -258,7 +262,8 @@ class Triage:
                 # survives, the step that re-keys it (to a wrong result, or a place of
                 # an earlier bug): without it a waiting bug could be listed twice.
                 reduced = None
-                if inputs_hold_specials(case):
+                # (Not a death's: its root cause is where it died, not its values.)
+                if inputs_hold_specials(case) and finding.symptom not in SYMPTOMS_KILLED:
                     reduced = self._reduce(bug_id, finding, case, needed, details, last,
                                            only=FINITE_FIRST, runs=QUICK_RUNS,
                                            seconds=QUICK_SECONDS)
