@@ -45,7 +45,7 @@ from dlfuzz.executor.pool import Cancelled, Pool, WorkerConfig
 from dlfuzz.oracles.base import Oracle, OracleContext
 from dlfuzz.oracles.reference import REFERENCE_PREFERENCE, Judge
 from dlfuzz.settings import CampaignSettings, engine_class
-from dlfuzz.store.db import OUTCOME_COUNTER, Store
+from dlfuzz.store.db import OUTCOME_COUNTER, PHASE_COUNTER, Store
 from dlfuzz.triage.confirm import FreshRerun
 from dlfuzz.triage.stored import filled
 from dlfuzz.triage.triager import TRIAGE_PHASES, Triage, TriageSettings
@@ -245,8 +245,11 @@ class Campaign:
                 ) -> list[dict[str, Outcome]]:
         return self.pool.run(cases, only=only)
 
-    def judge_cases(self, items: list[tuple[ApiCase, dict[str, Outcome]]]
-                    ) -> list[list[Finding]]:
+    def judge_cases(self, items: list[tuple[ApiCase, dict[str, Outcome]]],
+                    timed: Counter[str] | None = None) -> list[list[Finding]]:
+        """Every oracle's findings on each item; ``timed`` gets each oracle's
+        milliseconds (``phase_oracle:<name>_ms``: the batch's own judging, not triage's
+        re-checks, which triage times itself)."""
         found: list[list[Finding]] = [[] for _ in items]
         # A model dlfuzz failed to lower is dlfuzz's bug, never the library's: counted
         # (and shown in the status) but kept away from every oracle.
@@ -265,7 +268,11 @@ class Campaign:
                      if getattr(case, "kind", "api") in oracle.case_kinds]
             if not index:
                 continue
+            t0 = time.perf_counter()
             judged = oracle.check_many([items[i] for i in index], self.ctx)
+            if timed is not None:
+                timed[f"{PHASE_COUNTER}oracle:{oracle.name}_ms"] += round(
+                    (time.perf_counter() - t0) * 1000.0)
             for i, fs in zip(index, judged, strict=True):
                 found[i].extend(fs)
         return found
@@ -407,13 +414,19 @@ class Campaign:
 
     def _run_batch(self, idx: int) -> None:
         t0 = time.time()
+        # Where the batch's time goes (``phase_*_ms`` counters; triage's are its own).
+        phases: Counter[str] = Counter()
+        tick = time.perf_counter()
         self.engine.reseed(idx)
         cases = self.engine.propose(self._batch_size())
+        phases[f"{PHASE_COUNTER}generate_ms"] += round((time.perf_counter() - tick) * 1000.0)
+        tick = time.perf_counter()
         results = self.pool.run(cases, only=self.hot)
+        phases[f"{PHASE_COUNTER}run_ms"] += round((time.perf_counter() - tick) * 1000.0)
         items = list(zip(cases, results, strict=True))
         # The batch's counters hold what its judging and its triage added to the stats.
         before = Counter(self.ctx.stats)
-        found = self.judge_cases(items)
+        found = self.judge_cases(items, phases)
         per_case = (time.time() - t0) / max(len(cases), 1)  # triage aside: it is per finding
         self._case_s = per_case if self._case_s is None else \
             self._case_s + CASE_TIME_EMA * (per_case - self._case_s)
@@ -476,6 +489,7 @@ class Campaign:
         self.triage.collect()  # reproducer verdicts that came in meanwhile
         # Milliseconds triage spent in this batch, by phase (its share of the campaign).
         counters.update(self._triage_counters())
+        counters.update(phases)
         self.store.finish_batch(idx, len(cases), n_findings, time.time() - t0, counters, health)
         if time.time() - self._stats_saved >= STATS_EVERY_S:
             self._save_api_stats()

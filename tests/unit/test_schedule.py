@@ -225,6 +225,10 @@ def test_stats_are_stored_shown_and_restored(tmp_path, capsys, monkeypatch) -> N
     assert rows[name]["tried"] == 12 and rows[name]["valid_rate"] > 0.8
     store = Store.create(tmp_path / "c", {"settings": {}})
     store.set_meta(api_stats=rows)
+    store.finish_batch(0, 12, 0, 10.0, {"phase:generate_ms": 1000, "phase:run_ms": 4000,
+                                        "phase:oracle:differential_ms": 2000,
+                                        "phase:oracle:dtype_ms": 1000,
+                                        "triage_confirm_ms": 1500}, {})
     store.close()
     assert _cli(["findings", str(tmp_path / "c"), "--stats", "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)
@@ -232,6 +236,8 @@ def test_stats_are_stored_shown_and_restored(tmp_path, capsys, monkeypatch) -> N
     assert _cli(["findings", str(tmp_path / "c"), "--stats"]) == 0
     text = capsys.readouterr().out
     assert "dropout" in text and "valid rate" in text
+    assert ("time: generating 1 s, running 4 s, judging 3 s (differential 2, dtype 1), "
+            "triage 2 s, the rest 0 s") in text, text
     store = Store.open(tmp_path / "c")
     html = write_report(store).read_text()
     store.close()

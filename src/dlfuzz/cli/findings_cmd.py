@@ -26,7 +26,7 @@ from dlfuzz.cli.gate import absent_entries, add_gate_arguments, gate_code
 from dlfuzz.errors import UsageError
 from dlfuzz.report.view import FindingsView, where
 from dlfuzz.settings import CampaignSettings
-from dlfuzz.store.db import BugRow, Store
+from dlfuzz.store.db import PHASE_COUNTER, BugRow, Store
 from dlfuzz.triage.baseline import load_baseline, split
 from dlfuzz.triage.severity import SEVERITIES, rank
 from dlfuzz.triage.stored import filled
@@ -250,6 +250,7 @@ def show_stats(args: argparse.Namespace, fmt: str) -> int:
     try:
         stats = store.meta().get("api_stats") or {}
         triage = triage_line(store)
+        time_split = phases_line(store)
     finally:
         store.close()
     rows = sorted(stats.items(), key=lambda kv: (-kv[1].get("tried", 0), kv[0]))
@@ -281,7 +282,30 @@ def show_stats(args: argparse.Namespace, fmt: str) -> int:
         f"{len(rows)} APIs tried, {cases} valid-mode cases, valid rate "
         f"{valid / max(cases, 1):.1%}; shown: {len(shown)} (--top 0 shows all)"))
     console.print(literal(triage))
+    if time_split:
+        console.print(literal(time_split))
     return 0
+
+
+def phases_line(store: Store) -> str:
+    """Where the batches' time went: generating, running, each oracle, triage, the rest
+    (feedback, storing); "" for a campaign stored before the batches were timed."""
+    counters = store.counters()
+    parts = {name[len(PHASE_COUNTER):-3]: ms / 1000.0 for name, ms in counters.items()
+             if name.startswith(PHASE_COUNTER) and name.endswith("_ms")}
+    if not parts:
+        return ""
+    seconds = float(store.totals()["seconds"])
+    triage = sum(counters.get(f"triage_{p}_ms", 0) for p in ("confirm", "reduce")) / 1000.0
+    oracles = sorted(((k.partition(":")[2], v) for k, v in parts.items()
+                      if k.startswith("oracle:")), key=lambda kv: -kv[1])
+    judged = sum(v for _, v in oracles)
+    rest = seconds - parts.get("generate", 0.0) - parts.get("run", 0.0) - judged - triage
+    shown = ", ".join(f"{name} {v:.0f}" for name, v in oracles if v >= 0.5)
+    return (f"time: generating {parts.get('generate', 0.0):.0f} s, running "
+            f"{parts.get('run', 0.0):.0f} s, judging {judged:.0f} s"
+            f"{' (' + shown + ')' if shown else ''}, triage {triage:.0f} s, "
+            f"the rest {max(rest, 0.0):.0f} s")
 
 
 def triage_line(store: Store) -> str:

@@ -25,6 +25,9 @@ FORMAT = "dlfuzz-campaign/1"
 # Counters named ``outcome:BACKEND:STATUS`` count each backend's outcomes by status (the
 # campaign adds them per batch; the report stacks them). Campaigns stored before have none.
 OUTCOME_COUNTER = "outcome:"
+# Counters named ``phase:<part>_ms`` hold the milliseconds the batches spent in each part
+# of their work: ``generate``, ``run`` and ``oracle:<name>`` (``findings --stats``).
+PHASE_COUNTER = "phase:"
 # Columns added to ``bugs`` since format 1 was first written (``Store.migrate``).
 _ADDED_COLUMNS = (("severity", "TEXT NOT NULL DEFAULT ''"),
                   ("root_cause", "TEXT NOT NULL DEFAULT ''"),
