@@ -590,3 +590,40 @@ def test_only_the_latest_reproducer_check_of_a_bug_counts(harness: Harness, stor
     row = store.bug(bug_id)
     assert verdicts == ["as found", "reduced"]
     assert row.status == "confirmed" and row.details["reproducer"]["reproduced"] is True
+
+
+def test_only_a_crash_or_a_hang_is_re_run_in_a_fresh_worker(harness: Harness):
+    """A fresh worker costs a library start (3-8 s of CPU for JAX or TF) per new bug: a
+    wrong value is re-run in the pool's workers (its reproducer, a fresh process, checks
+    it), a crash in a fresh worker (what an earlier case left in the process can kill
+    it)."""
+    from dlfuzz.triage.confirm import FreshRerun, confirm
+
+    started: list[str] = []
+    real_fresh = harness.pool.fresh_worker
+
+    def counting(backend: str, timeout_factor: float = 1.0) -> object:
+        started.append(backend)
+        return real_fresh(backend, timeout_factor)
+
+    def judge(items: list) -> list[list[Finding]]:
+        found: list[list[Finding]] = [[] for _ in items]
+        for oracle in harness.oracles:
+            for mine, more in zip(found, oracle.check_many(items, harness.ctx), strict=True):
+                mine.extend(more)
+        return found
+
+    wrong = scan_case("cumsum", ROWS)
+    x = RNG.uniform(-2.0, 2.0, (2, 9)).astype(np.float32)
+    x[1, 1] = np.nan
+    dying = scan_case("diff", x)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(harness.pool, "fresh_worker", counting)
+        fresh = FreshRerun(harness.pool, judge)
+        try:
+            result = confirm(harness.finding(wrong), wrong, ["numpy", "torch"], 2, fresh)
+            assert result.status == "confirmed" and started == []
+            result = confirm(harness.finding(dying), dying, ["numpy", "torch"], 2, fresh)
+            assert result.status == "confirmed" and started and set(started) == {"torch"}
+        finally:
+            fresh.close()

@@ -6,11 +6,16 @@ limit shorter than the detection's (a later case of a batch whose signature alre
 gets a fraction of the timeout), or by the generated program itself. A maintainer would
 close such a report, so a bug is called ``confirmed`` only when:
 
-1. every re-run shows the same signature, each re-run of the guilty backend in a *fresh*
-   worker process (``Pool.isolate_runs``: a new interpreter, hence a new Node child with
-   a new wasm instance or Chromium page for TF.js), each with the detection's full case
-   timeout (one case per run, so no repeated-signature shortcut applies): a hang must
-   hang again for the whole limit;
+1. every re-run shows the same signature, each with the detection's full case timeout
+   (one case per run, so no repeated-signature shortcut applies): a hang must hang again
+   for the whole limit. A crash's or a hang's re-runs of the guilty backend are in a
+   *fresh* worker process (``Pool.fresh_worker``: a new interpreter, hence a new Node
+   child with a new wasm instance or Chromium page for TF.js), since what an earlier
+   case left in the process (a file, a corrupted heap) can kill it; other findings are
+   re-run in the pool's own workers (``FRESH_SYMPTOMS``), and the fresh process that
+   checks them is the reproducer of step 3: a fresh worker for each of them had cost a
+   library start (3-8 s of CPU for JAX or TF on the 2-core machine) per new bug, 27 in a
+   300 s campaign;
 2. the re-runs do not show a generated program that is itself invalid: one that fails
    on every backend the same way, or raises a Python error only generated code raises
    (``NameError``, a failed import) before it reaches the library: ``invalid-program``;
@@ -20,8 +25,8 @@ close such a report, so a bug is called ``confirmed`` only when:
    A reproducer that says OK, or fails without a verdict (a traceback of its own), makes
    the bug ``unreproduced``: listed with ``--all``, never among the confirmed bugs.
 
-Both checks cost a worker start per new bug and one subprocess; known signatures only
-count an occurrence.
+A crash or hang costs a worker start per new bug, every bug one subprocess; known
+signatures only count an occurrence.
 """
 
 from __future__ import annotations
@@ -57,6 +62,8 @@ _GENERATED_CODE_ERRORS = frozenset({"NameError", "UnboundLocalError", "SyntaxErr
 _BUILTIN_VALUE_ERROR = re.compile(r"^'(tuple|list|NoneType)' object "
                                   r"(has no attribute|is not callable|is not subscriptable)")
 SYMPTOMS_KILLED = frozenset({"crash", "oom"})  # a signal death reproduces these
+# Findings re-run in a fresh worker when confirmed (the others in the pool's workers).
+FRESH_SYMPTOMS = frozenset({"crash", "oom", "timeout"})
 _SYMPTOMS_HANG = frozenset({"timeout"})  # a reproducer stopped by the limit reproduces it
 # Start-up of the reproducer's interpreter (library import) on top of the case timeout:
 # the measured start of the fresh worker (interpreter, library and preloads, under the
@@ -155,6 +162,9 @@ def confirm(finding: Finding, case: Any, needed: Sequence[str], runs: int,
     ``jnp.lcm`` hang's check stopped a 300 s campaign for 45 s)."""
     hits = 0
     last: dict[str, Outcome] | None = None
+    prepare = getattr(rerun, "prepare", None)  # FreshRerun: whether a fresh worker is due
+    if prepare is not None:
+        prepare(finding)
     still_hangs = getattr(rerun, "still_hangs", None)
     long_last = finding.symptom in _SYMPTOMS_HANG and still_hangs is not None and runs >= 2
     try:
@@ -192,7 +202,8 @@ def rerun_in_pool(check: Checker) -> ReRun:
 
 
 class FreshRerun:
-    """Re-runs with the guilty backend in a fresh worker, the others in the pool.
+    """Re-runs with the guilty backend in a fresh worker (a crash or a hang:
+    ``FRESH_SYMPTOMS``, set by ``prepare``), the others in the pool.
 
     ``judge`` applies every oracle to (case, outcomes) pairs, as detection did. The fresh
     worker is started once per new finding and kept for its re-runs (one case per
@@ -205,12 +216,17 @@ class FreshRerun:
         self.judge = judge
         self.start_s: dict[str, float] = {}  # measured fresh start per backend
         self._fresh: tuple[Any, str, Any] | None = None  # (case id, backend, worker)
+        self._fresh_due = True
+
+    def prepare(self, finding: Finding) -> None:
+        """Before a finding's re-runs: a fresh worker for a crash or a hang only."""
+        self._fresh_due = finding.symptom in FRESH_SYMPTOMS
 
     def __call__(self, case: Any, needed: Sequence[str], guilty: str
                  ) -> tuple[dict[str, Outcome], list[Finding]]:
-        others = [b for b in needed if b != guilty]
+        others = [b for b in needed if b != guilty or not self._fresh_due]
         outcomes: dict[str, Outcome] = {}
-        if guilty in needed:
+        if guilty in needed and self._fresh_due:
             outcomes[guilty] = self._fresh_run(case, guilty)
         if others:
             outcomes.update(self.pool.run([case], only=others)[0])
@@ -249,7 +265,15 @@ class FreshRerun:
         return self.pool.in_folder_near(
             backend, folder, run_reproducer, backend, finding.symptom,
             self.pool.configs[backend], self.pool.case_timeout(backend),
-            self.start_s.get(backend, 0.0))
+            self._start_s(backend))
+
+    def _start_s(self, backend: str) -> float:
+        """The library's measured start: a fresh worker's, else the pool worker's last
+        (a finding confirmed in the pool has started no fresh one)."""
+        if backend in self.start_s:
+            return self.start_s[backend]
+        stats = self.pool.stats().get(backend)
+        return float(getattr(stats, "start_s", 0.0) or 0.0)
 
     def close(self) -> None:
         """Stop the fresh worker of the last confirmation."""
