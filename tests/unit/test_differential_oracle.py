@@ -483,3 +483,30 @@ def test_integers_off_by_a_wraparound_of_a_narrower_input_are_demoted() -> None:
     assert _wrapped(case(np.int32), verdict(3623878656, 3623878655)) == ""
     assert _wrapped(case(np.int64), verdict(3623878656, -671088640)) == ""
     assert "multiple of 2**8" in _wrapped(case(np.uint8), verdict(300, 44))
+
+
+def test_a_low_precision_result_within_its_evaluation_rounding_is_demoted() -> None:
+    """``torch.nn.functional.layer_norm`` of one bfloat16 element (-1.46) gives -1.3e-05
+    where float64 gives 0: ``x * rstd - mean * rstd``, two terms of 462, computed and
+    rounded apart. Within a few roundings of the largest input, a low-precision result
+    is listed, not filed (the dtype oracle's rule); a larger deviation, or the same one
+    from float32 inputs, is judged as always."""
+    from dlfuzz.oracles.differential import _low_precision_evaluation
+    from dlfuzz.oracles.reference import Verdict
+
+    def case(dtype: type) -> ApiCase:
+        x = Tensor.from_numpy(np.array([-1.4609375], dtype=dtype))
+        return ApiCase("torch.nn.functional.layer_norm", (x,), (
+            ("torch", Call("torch.nn.functional.layer_norm", (Ref(0), (1,)))),))
+
+    def verdict(actual: float, dtype: type) -> Verdict:
+        got = np.array([actual], dtype=dtype)
+        return Verdict("torch", (), True, 1.3, "numeric", expected=(np.zeros(1, dtype),),
+                       bad=(np.array([True]),), actual=(got,))
+
+    low = ml_dtypes.bfloat16
+    assert "within a few roundings" in _low_precision_evaluation(case(low),
+                                                                 verdict(-1.33514e-05, low))
+    assert _low_precision_evaluation(case(low), verdict(0.5, low)) == ""  # 8 roundings: 0.09
+    assert _low_precision_evaluation(case(np.float32),
+                                     verdict(-1.33514e-05, np.float32)) == ""

@@ -54,7 +54,7 @@ and its symptoms (``numeric``, ``nan``), so severity and triage treat them alike
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 
 import ml_dtypes
@@ -63,20 +63,22 @@ import numpy as np
 from dlfuzz.cases import DTYPES, ApiCase, Finding, Outcome
 from dlfuzz.oracles.base import Item, Oracle, OracleContext, finding
 from dlfuzz.oracles.canonical import canonical_outcomes
-from dlfuzz.oracles.differential import float_scalar, judgement, order_dependent_only
+from dlfuzz.oracles.differential import (
+    float_scalar,
+    judgement,
+    order_dependent_only,
+    within_low_evaluation,
+)
 from dlfuzz.oracles.discrepancy import fmt, tolerance_text
 from dlfuzz.oracles.reference import Reference, Verdict, disagreements
 from dlfuzz.oracles.special import input_specials, nan_mark
-from dlfuzz.oracles.tolerances import LOW_PRECISION, as_comparable, epsilon, moved_counts
+from dlfuzz.oracles.tolerances import LOW_PRECISION, as_comparable, largest_inputs, moved_counts
 
 LOW = LOW_PRECISION
 # A numeric deviation counts when it is this many times the allowance: clear of the
 # extra rounding of a low-precision evaluation order, which the nudges only estimate
 # (a bfloat16 result off by 1 at 2.1 is 14 times its allowance).
 MARGIN = 4.0
-# Roundings of the largest input a low-precision evaluation may cost an element
-# (cancellation: ``x - tanh(x)`` in bfloat16), see ``_within_evaluation``.
-EVALUATION_STEPS = 8.0
 
 
 def _candidates(case: ApiCase, outcomes: dict[str, Outcome], ctx: OracleContext
@@ -105,27 +107,12 @@ def _float_scalars(case: ApiCase) -> bool:
     return float_scalar(case.calls[0][1]) is not None
 
 
-def _largest_inputs(case: ApiCase, dtypes: Callable[[str], bool]
-                    ) -> list[tuple[str, float]]:
-    """(dtype, largest finite magnitude) of each non-empty input whose dtype ``dtypes``
-    accepts (in float64: ``abs`` of an integer minimum stays negative in its dtype)."""
-    out = []
-    for t in case.tensors:
-        if not dtypes(t.dtype):
-            continue
-        wide = t.to_numpy().astype(np.float64)
-        finite = np.abs(wide[np.isfinite(wide)])
-        if finite.size:
-            out.append((t.dtype, float(finite.max())))
-    return out
-
-
 def _largest_low_inputs(case: ApiCase) -> list[tuple[str, float]]:
-    return _largest_inputs(case, lambda dtype: dtype in LOW)
+    return largest_inputs(case.tensors, lambda dtype: dtype in LOW)
 
 
 def _largest_integer_inputs(case: ApiCase) -> list[tuple[str, float]]:
-    return _largest_inputs(case, lambda dtype: dtype.startswith(("int", "uint")))
+    return largest_inputs(case.tensors, lambda dtype: dtype.startswith(("int", "uint")))
 
 
 def _near_overflow(case: ApiCase) -> bool:
@@ -240,23 +227,9 @@ def _whole(array: np.ndarray) -> bool:
 
 
 def _within_evaluation(case: ApiCase, verdict: Verdict) -> bool:
-    """Every disagreeing element is within ``EVALUATION_STEPS`` roundings of the largest
-    input: what computing in the low dtype itself may cost. ``x - tanh(x)`` (tanhshrink)
-    and ``exp(x) - 1`` (elu) of a small x cancel: their intermediates are of the input's
-    size, and a bfloat16 evaluation loses the whole result, which most libraries allow
-    (they do not promise to compute low-precision inputs in float32)."""
-    largest = _largest_low_inputs(case)
-    if not largest:
-        return False
-    # Integer inputs join the low-precision computation too: ``histogram2d`` of int32 x
-    # and float16 y computes x's bin edges (-9 to 4) in float16.
-    integers = _largest_integer_inputs(case)
-    scale = max(m for _, m in largest + integers)
-    if not scale:
-        return False
-    limit = EVALUATION_STEPS * max(epsilon(d) for d, _ in largest) * scale
-    with np.errstate(invalid="ignore"):
-        return all(bool(np.all(np.abs(a - e) <= limit)) for a, e in disagreements(verdict))
+    """Every disagreeing element is within what computing in the low dtype itself may
+    cost (``tolerances.low_evaluation_limit``)."""
+    return within_low_evaluation(case, verdict)
 
 
 def _only_low_nan(verdict: Verdict) -> bool:

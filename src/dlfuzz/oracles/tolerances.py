@@ -9,8 +9,9 @@ exactly where the dtype cannot promise more.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import ml_dtypes
 import numpy as np
@@ -113,3 +114,40 @@ def moved_counts(low: np.ndarray, wide: np.ndarray) -> bool:
         return False
     whole = bool(np.all(a == np.round(a))) and bool(np.all(b == np.round(b)))
     return whole and bool(np.any(a != b)) and float(a.sum()) == float(b.sum())
+
+
+# Roundings of the largest input a low-precision evaluation may cost an element
+# (cancellation: ``x - tanh(x)`` in bfloat16), see ``low_evaluation_limit``.
+EVALUATION_STEPS = 8.0
+
+
+def largest_inputs(tensors: Sequence[Any], dtypes: Callable[[str], bool]
+                   ) -> list[tuple[str, float]]:
+    """(dtype, largest finite magnitude) of each non-empty input whose dtype ``dtypes``
+    accepts (in float64: ``abs`` of an integer minimum stays negative in its dtype)."""
+    out = []
+    for t in tensors:
+        if not dtypes(t.dtype):
+            continue
+        wide = t.to_numpy().astype(np.float64)
+        finite = np.abs(wide[np.isfinite(wide)])
+        if finite.size:
+            out.append((t.dtype, float(finite.max())))
+    return out
+
+
+def low_evaluation_limit(tensors: Sequence[Any]) -> float:
+    """What computing float16/bfloat16 inputs in their own dtype may cost an element:
+    ``EVALUATION_STEPS`` roundings of the largest input (0 without low-precision inputs).
+    ``x - tanh(x)`` (tanhshrink) and ``exp(x) - 1`` (elu) of a small x cancel, and a
+    bfloat16 layer norm of one element gives -1.3e-05 for 0 (``x * rstd - mean * rstd``,
+    two terms of 462): the intermediates are of the inputs' size times what the result
+    divides out, and libraries do not promise to compute low-precision inputs in float32.
+    Integer inputs join the low-precision computation too (``histogram2d`` of int32 x and
+    float16 y computes x's bin edges in float16)."""
+    low = largest_inputs(tensors, lambda dtype: dtype in LOW_PRECISION)
+    if not low:
+        return 0.0
+    integers = largest_inputs(tensors, lambda dtype: dtype.startswith(("int", "uint")))
+    scale = max(m for _, m in low + integers)
+    return EVALUATION_STEPS * max(epsilon(d) for d, _ in low) * scale
