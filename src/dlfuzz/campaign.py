@@ -248,7 +248,7 @@ class Campaign:
     def judge_cases(self, items: list[tuple[ApiCase, dict[str, Outcome]]],
                     timed: Counter[str] | None = None) -> list[list[Finding]]:
         """Every oracle's findings on each item; ``timed`` gets each oracle's
-        milliseconds (``phase_oracle:<name>_ms``: the batch's own judging, not triage's
+        milliseconds (``phase:oracle:<name>_ms``: the batch's own judging, not triage's
         re-checks, which triage times itself)."""
         found: list[list[Finding]] = [[] for _ in items]
         # A model dlfuzz failed to lower is dlfuzz's bug, never the library's: counted
@@ -414,7 +414,7 @@ class Campaign:
 
     def _run_batch(self, idx: int) -> None:
         t0 = time.time()
-        # Where the batch's time goes (``phase_*_ms`` counters; triage's are its own).
+        # Where the batch's time goes (``phase:*_ms`` counters; triage's are its own).
         phases: Counter[str] = Counter()
         tick = time.perf_counter()
         self.engine.reseed(idx)

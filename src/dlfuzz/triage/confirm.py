@@ -6,12 +6,12 @@ limit shorter than the detection's (a later case of a batch whose signature alre
 gets a fraction of the timeout), or by the generated program itself. A maintainer would
 close such a report, so a bug is called ``confirmed`` only when:
 
-1. every re-run shows the same signature, each with the detection's full case timeout
-   (one case per run, so no repeated-signature shortcut applies): a hang must hang again
-   for the whole limit. A crash's or a hang's re-runs of the guilty backend are in a
-   *fresh* worker process (``Pool.fresh_worker``: a new interpreter, hence a new Node
-   child with a new wasm instance or Chromium page for TF.js), since what an earlier
-   case left in the process (a file, a corrupted heap) can kill it; other findings are
+1. every re-run shows the same signature (one case per run). A crash's or a hang's
+   re-runs of the guilty backend are in a *fresh* worker process (``Pool.fresh_worker``:
+   a new interpreter, hence a new Node child with a new wasm instance or Chromium page
+   for TF.js), since what an earlier case left in the process (a file, a corrupted heap)
+   can kill it, each with the detection's full case timeout (no repeated-signature
+   shortcut applies: a hang must hang again for the whole limit). Other findings are
    re-run in the pool's own workers (``FRESH_SYMPTOMS``), and the fresh process that
    checks them is the reproducer of step 3: a fresh worker for each of them had cost a
    library start (3-8 s of CPU for JAX or TF on the 2-core machine) per new bug, 27 in a
