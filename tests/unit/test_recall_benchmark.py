@@ -6,6 +6,7 @@ bug's mechanism (its ``match`` conditions, read from a real campaign store)."""
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -266,3 +267,35 @@ def test_the_shipped_match_objects_load() -> None:
         dtypes=("float16",), min_elements=65520)
     assert rules["tf-fake-quant-per-channel-scalar-check-abort"].message is not None
     assert sum(not r.empty for r in rules.values()) >= 25
+
+
+def test_a_plant_is_the_bug_whose_reproducer_needs_it(tmp_path) -> None:
+    """A plant is found by the first confirmed bug of its backend and severity whose
+    reproducer fails with the plant imported and passes without it, whatever API's case
+    it was (``lp_pool2d`` reaching the ``avg_pool2d`` plant); a real bug of the library
+    (failing both ways) or another backend's is not it."""
+    plants = tmp_path / "plants"
+    plants.mkdir()
+    (plants / "planted_here.py").write_text("PLANTED = True\n")
+    needs_plant = "import sys\nsys.exit(1 if 'planted_here' in sys.modules else 0)\n"
+    always = "import sys\nsys.exit(1)\n"
+    rows = [_row("b0", "torch", "torch.real_bug", "crash", "crash", "SIGFPE",
+                 np.ones(2, np.float32), error_log="x"),
+            _row("b1", "jax", "jax.numpy.other", "crash", "crash", "SIGABRT",
+                 np.ones(2, np.float32), error_log="x"),
+            _row("b2", "torch", "torch.nn.functional.lp_pool2d", "crash", "crash", "SIGABRT",
+                 np.ones(2, np.float32), error_log="x")]
+    root = tmp_path / "c"
+    _campaign(root, *rows)
+    for bug_id, backend, script in (("b0", "torch", always), ("b1", "jax", needs_plant),
+                                    ("b2", "torch", needs_plant)):
+        folder = root / "bugs" / bug_id
+        (folder / f"repro_{backend}.py").write_text(script)
+        (folder / "meta.json").write_text(json.dumps({"repro": {backend: f"repro_{backend}.py"}}))
+    env = {**os.environ, "PYTHONPATH": str(plants)}
+    plant = recall.Plant("planted_here", "torch", "torch.nn.functional.avg_pool2d", ("crash",))
+    hit = recall.plant_match(plant, root, env)
+    assert hit is not None and hit.bug_id == "b2" and hit.api == "torch.nn.functional.lp_pool2d"
+    assert recall._through(plant, hit) == "torch.nn.functional.lp_pool2d"
+    wrong = recall.Plant("planted_here", "torch", "torch.x", ("wrong-result",))
+    assert recall.plant_match(wrong, root, env) is None  # no bug of that severity
