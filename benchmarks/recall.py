@@ -346,7 +346,7 @@ def read_campaign(folder: Path) -> CampaignBugs:
                          "places": places, "created_at": row.created_at,
                          "updated_at": row.updated_at,
                          "suspect_op": str(row.details.get("suspect_op", "")),
-                         "symptom": row.symptom,
+                         "symptom": row.symptom, "dir": row.dir,
                          "text": _failure_text(folder, row.message, row.details,
                                                row.guilty_backend, row.dir),
                          "cases": [c for c in cases if c is not None]})
@@ -683,21 +683,14 @@ PLANT_CHECKS = 40  # candidate bugs tried per plant (two reproducer runs each)
 
 def _reproducer(folder: Path, row: dict[str, Any]) -> Path | None:
     """The guilty backend's reproducer of a campaign bug row (None without a folder)."""
-    from dlfuzz.store.db import Store
-
-    store = Store.open(folder)
-    try:
-        bug = next((b for b in store.bugs() if b.id == row["id"]), None)
-    finally:
-        store.close()
-    if bug is None or not bug.dir:
+    if not row.get("dir"):
         return None
-    meta_path = folder / bug.dir / "meta.json"
     try:
-        name = json.loads(meta_path.read_text()).get("repro", {}).get(row["backend"])
+        meta = json.loads((folder / row["dir"] / "meta.json").read_text())
     except (OSError, ValueError):
         return None
-    return folder / bug.dir / name if name else None
+    name = meta.get("repro", {}).get(row["backend"])
+    return folder / row["dir"] / name if name else None
 
 
 def _fails(script: Path, plant: str | None, env: dict[str, str]) -> bool:

@@ -25,7 +25,7 @@ from dlfuzz.executor.pool import Pool
 from dlfuzz.oracles.base import OracleContext
 from dlfuzz.oracles.crash import CrashOracle
 from dlfuzz.oracles.differential import DifferentialOracle
-from dlfuzz.store.db import Store
+from dlfuzz.store.db import BugRow, Store
 from dlfuzz.triage.triager import Triage, TriageSettings
 
 FLAKY_CUMPROD = '''"""Test-only: torch.cumprod adds 1.0 to the last product of float32 inputs on every
@@ -101,15 +101,19 @@ class Harness:
         self.oracles = (DifferentialOracle(), CrashOracle())
         self.checked: list[int] = []  # cases per checker call
 
+    def judge_cases(self, items: list[tuple[ApiCase, dict[str, Outcome]]]
+                    ) -> list[list[Finding]]:
+        found: list[list[Finding]] = [[] for _ in items]
+        for oracle in self.oracles:
+            for mine, more in zip(found, oracle.check_many(items, self.ctx), strict=True):
+                mine.extend(more)
+        return found
+
     def check(self, cases: Sequence[ApiCase], only: Sequence[str]
               ) -> list[tuple[dict[str, Outcome], list[Finding]]]:
         self.checked.append(len(cases))
         results = self.pool.run(cases, only=only)
-        pairs = list(zip(cases, results, strict=True))
-        found: list[list[Finding]] = [[] for _ in cases]
-        for oracle in self.oracles:
-            for mine, more in zip(found, oracle.check_many(pairs, self.ctx), strict=True):
-                mine.extend(more)
+        found = self.judge_cases(list(zip(cases, results, strict=True)))
         return list(zip(results, found, strict=True))
 
     def finding(self, case: ApiCase) -> Finding:
@@ -453,6 +457,24 @@ def special_diff_case() -> ApiCase:
     return scan_case("diff", x)
 
 
+def nan_diff_case() -> ApiCase:
+    """The planted diff crash: torch aborts on a float32 input holding NaN."""
+    x = RNG.uniform(-2.0, 2.0, (2, 9)).astype(np.float32)
+    x[0, 2] = np.nan
+    return scan_case("diff", x)
+
+
+def reduced_once_the_share_allows(triage: Triage, store: Store, bug_id: str,
+                                  clock: list[float]) -> tuple[BugRow, ApiCase]:
+    """Let the campaign's clock run until triage is within its share: the waiting bug
+    is reduced; its row and reduced case."""
+    clock[0] = triage.busy_seconds() / 0.3 + 1.0
+    assert triage.reduce_waiting() == 1
+    row = store.bug(bug_id)
+    assert row is not None and row.reduced_blob is not None
+    return row, store.blobs.get(row.reduced_blob)
+
+
 def test_a_lower_class_bug_waits_while_triage_is_over_its_share(harness: Harness,
                                                                 store: Store):
     case = special_diff_case()
@@ -470,11 +492,8 @@ def test_a_lower_class_bug_waits_while_triage_is_over_its_share(harness: Harness
     assert 1 <= sum(harness.checked) - 2 <= 8, harness.checked
     assert triage.reduce_waiting() == 0  # still over: nothing runs
     # Once the campaign has run long enough, the share allows it.
-    clock[0] = triage.busy_seconds() / 0.3 + 1.0
-    assert triage.reduce_waiting() == 1
-    row = store.bug(bug_id)
-    assert row.reduced_blob is not None and row.severity == "special-value"
-    reduced = store.blobs.get(row.reduced_blob)
+    row, reduced = reduced_once_the_share_allows(triage, store, bug_id, clock)
+    assert row.severity == "special-value"
     assert reduced.tensors[0].size < case.tensors[0].size
     assert not np.isfinite(reduced.tensors[0].to_numpy()).all()  # the inf it needs
     assert triage.waiting() == [] and store.meta()["reductions_waiting"] == []
@@ -486,9 +505,7 @@ def test_a_crash_waits_while_triage_is_over_its_share(harness: Harness, store: S
     """Every candidate of a crash's reduction that still crashes costs a worker restart:
     a crash is confirmed and stored at once, and reduced as the share allows (first in
     line), with no quick step (its root cause is where it died)."""
-    x = RNG.uniform(-2.0, 2.0, (2, 9)).astype(np.float32)
-    x[0, 2] = np.nan
-    case = scan_case("diff", x)
+    case = nan_diff_case()
     finding = harness.finding(case)
     assert finding.symptom == "crash", finding
     triage = harness.triage(store, reduce=True, max_reduce_runs=60, triage_share=0.3)
@@ -499,11 +516,8 @@ def test_a_crash_waits_while_triage_is_over_its_share(harness: Harness, store: S
     assert row.confirmed and row.severity == "crash" and row.reduced_blob is None
     assert triage.waiting() == [bug_id]
     assert sum(harness.checked) == 2, harness.checked  # the two confirm runs, no quick step
-    clock[0] = triage.busy_seconds() / 0.3 + 1.0
-    assert triage.reduce_waiting() == 1
-    row = store.bug(bug_id)
-    assert row.reduced_blob is not None and row.severity == "crash"
-    reduced = store.blobs.get(row.reduced_blob)
+    row, reduced = reduced_once_the_share_allows(triage, store, bug_id, clock)
+    assert row.severity == "crash"
     assert reduced.tensors[0].size < case.tensors[0].size
     assert np.isnan(reduced.tensors[0].to_numpy()).any()  # the NaN it needs
 
@@ -606,20 +620,11 @@ def test_only_a_crash_or_a_hang_is_re_run_in_a_fresh_worker(harness: Harness):
         started.append(backend)
         return real_fresh(backend, timeout_factor)
 
-    def judge(items: list) -> list[list[Finding]]:
-        found: list[list[Finding]] = [[] for _ in items]
-        for oracle in harness.oracles:
-            for mine, more in zip(found, oracle.check_many(items, harness.ctx), strict=True):
-                mine.extend(more)
-        return found
-
     wrong = scan_case("cumsum", ROWS)
-    x = RNG.uniform(-2.0, 2.0, (2, 9)).astype(np.float32)
-    x[1, 1] = np.nan
-    dying = scan_case("diff", x)
+    dying = nan_diff_case()
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(harness.pool, "fresh_worker", counting)
-        fresh = FreshRerun(harness.pool, judge)
+        fresh = FreshRerun(harness.pool, harness.judge_cases)
         try:
             result = confirm(harness.finding(wrong), wrong, ["numpy", "torch"], 2, fresh)
             assert result.status == "confirmed" and started == []

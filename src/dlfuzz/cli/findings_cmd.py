@@ -296,7 +296,7 @@ def phases_line(store: Store) -> str:
     if not parts:
         return ""
     seconds = float(store.totals()["seconds"])
-    triage = sum(counters.get(f"triage_{p}_ms", 0) for p in ("confirm", "reduce")) / 1000.0
+    triage = sum(_triage_seconds(counters))
     oracles = sorted(((k.partition(":")[2], v) for k, v in parts.items()
                       if k.startswith("oracle:")), key=lambda kv: -kv[1])
     judged = sum(v for _, v in oracles)
@@ -308,12 +308,17 @@ def phases_line(store: Store) -> str:
             f"the rest {max(rest, 0.0):.0f} s")
 
 
+def _triage_seconds(counters: dict[str, int]) -> tuple[float, float]:
+    """Triage's seconds confirming and reducing (``Triage.seconds``, per batch)."""
+    return (counters.get("triage_confirm_ms", 0) / 1000.0,
+            counters.get("triage_reduce_ms", 0) / 1000.0)
+
+
 def triage_line(store: Store) -> str:
     """How much of the campaign's time triage took, by phase (``Triage.seconds``)."""
     counters = store.counters()
     seconds = float(store.totals()["seconds"])
-    confirm = counters.get("triage_confirm_ms", 0) / 1000.0
-    reduce = counters.get("triage_reduce_ms", 0) / 1000.0
+    confirm, reduce = _triage_seconds(counters)
     waiting = len(store.meta().get("reductions_waiting") or [])
     return (f"triage: {confirm + reduce:.0f} s of the campaign's {seconds:.0f} s "
             f"({(confirm + reduce) / max(seconds, 1e-9):.0%}): confirming {confirm:.0f} s, "

@@ -160,7 +160,7 @@ class DtypeOracle(Oracle):
             if verdict.symptom == "shape" or verdict.ratio <= 1.0:
                 return None
             if verdict.symptom == "numeric" and (verdict.ratio <= MARGIN
-                                                 or _within_evaluation(case, verdict)):
+                                                 or within_low_evaluation(case, verdict)):
                 ctx.stats["dtype_within_margin"] += 1
                 return None
             return outcome, ref, verdict
@@ -224,12 +224,6 @@ def _whole(array: np.ndarray) -> bool:
     finite = wide[np.isfinite(wide)]
     return bool(finite.size) and bool(np.all(finite == np.round(finite))) and \
         bool(np.any(np.abs(finite) > 1))
-
-
-def _within_evaluation(case: ApiCase, verdict: Verdict) -> bool:
-    """Every disagreeing element is within what computing in the low dtype itself may
-    cost (``tolerances.low_evaluation_limit``)."""
-    return within_low_evaluation(case, verdict)
 
 
 def _only_low_nan(verdict: Verdict) -> bool:
