@@ -296,6 +296,33 @@ def test_without_the_sensitivity_term_the_same_error_is_blamed(pool: Pool):
     assert v.guilty
 
 
+def test_what_the_float64_reference_cannot_resolve_is_not_blamed(pool: Pool):
+    """A result mixing a huge input with ordinary ones is computed in float64 with an
+    error of float64's rounding of the huge one in every element: the float64 irfft of a
+    row holding 9.2e18 gives 0 where the exact value is 1/12, which torch's float32
+    irfft gives. Below that resolution the reference says nothing; the same 1/12 off an
+    input of ordinary size is still a wrong result, and so is the first one judged
+    without the case (whose inputs give the resolution)."""
+    judge, _ = make_judge(pool)
+
+    def torch_verdict(x: np.ndarray, with_case: bool):
+        expected = np.fft.irfft(x.astype(np.complex128))
+        off = expected.copy()
+        off[9] += 1.0 / 12.0  # element 9: bin 1's weight there is cos(3 pi / 2) = 0
+        ref = Reference((expected,), ("numpy", "torch"), None, "float64")
+        verdicts = judge.verdicts({"numpy": outcome("numpy", expected.astype(np.float32)),
+                                   "torch": outcome("torch", off.astype(np.float32))},
+                                  ref, unary_case("fft.irfft", x) if with_case else None)
+        return {v.backend: v for v in verdicts}["torch"]
+
+    huge = np.array([-1 - 1j, 9.223372e18, -1 + 2j, 0, 1 - 1j, -2 - 1j, 0], np.complex64)
+    ordinary = huge.copy()
+    ordinary[1] = 3.0
+    assert not torch_verdict(huge, with_case=True).guilty
+    assert torch_verdict(ordinary, with_case=True).guilty
+    assert torch_verdict(huge, with_case=False).guilty
+
+
 def test_a_zero_dimensional_result_stays_zero_dimensional(pool: Pool):
     # argmin over a whole array is a 0-d array in numpy and torch; a worker that made it
     # (1,) gave every reproducer a reference shape no library returns.

@@ -121,6 +121,32 @@ def moved_counts(low: np.ndarray, wide: np.ndarray) -> bool:
 EVALUATION_STEPS = 8.0
 
 
+# Float64 roundings of the largest input below which a float64 reference resolves
+# nothing, see ``reference_resolution``.
+REFERENCE_STEPS = 8.0
+
+
+def reference_resolution(tensors: Sequence[Any]) -> float:
+    """What a float64 reference cannot resolve in any element: ``REFERENCE_STEPS``
+    roundings of float64 at the largest finite input magnitude (0 without inputs). A
+    result that mixes its inputs (a sum, a product of matrices, an FFT) is computed in
+    float64 with an absolute error of about that size in every element, however small
+    the element: TF's and JAX's float64 ``irfft`` of a row holding 9.2e18 among numbers
+    of order 1 gave exactly 0 for an element whose exact value is 1/12, and torch's
+    float32 result, exactly 1/12, was filed as wrong. Elements of the size of the largest
+    input are judged as before: the floor is 1e-15 of it, far below any dtype's
+    tolerance there."""
+    scale = 0.0
+    for t in tensors:
+        arr = t.to_numpy()
+        if arr.size and (arr.dtype.kind in "fciu" or t.dtype == "bfloat16"):
+            wide = np.abs(arr.astype(np.complex128 if arr.dtype.kind == "c" else np.float64))
+            finite = wide[np.isfinite(wide)]
+            if finite.size:
+                scale = max(scale, float(finite.max()))
+    return REFERENCE_STEPS * float(np.finfo(np.float64).eps) * scale
+
+
 def largest_inputs(tensors: Sequence[Any], dtypes: Callable[[str], bool]
                    ) -> list[tuple[str, float]]:
     """(dtype, largest finite magnitude) of each non-empty input whose dtype ``dtypes``
