@@ -95,6 +95,28 @@ def test_an_api_never_served_keeps_its_one_waiting_case() -> None:
     assert [c.api for c in queue.take(int(1 / SHARE) + 1)][0] == "torch.tanh"  # oldest
 
 
+def test_points_with_both_signs_are_preferred() -> None:
+    """A backward pass at a point of one sign checks one branch of a derivative that
+    branches on the sign (a TF.js + TensorFlow campaign whose tf.tanh backward passes
+    fell on non-negative inputs missed a plant wrong where the output is negative): an
+    API's waiting first case gives way to one with both signs, and an API served only
+    at one-sided points is served again before one served at a two-sided point."""
+    positive = np.abs(X) + 0.5
+    queue = GradientQueue()
+    queue.offer(_case("torch.tanh", positive), _ok(X), [], deterministic=True)
+    queue.offer(_case("torch.other", X), _ok(X), [], deterministic=True)
+    queue.offer(_case("torch.tanh", X), _ok(X), [], deterministic=True)  # both signs
+    assert [c.api for c in queue.waiting] == ["torch.tanh", "torch.other"]
+    assert queue.waiting[0].base.tensors[0].to_numpy().tolist() == X.tolist()
+    later = GradientQueue()
+    later.offer(_case("torch.relu", positive), _ok(X), [], deterministic=True)
+    later.offer(_case("torch.tanh", X), _ok(X), [], deterministic=True)
+    assert {c.api for c in later.take(int(2 / SHARE))} == {"torch.relu", "torch.tanh"}
+    later.offer(_case("torch.tanh", X - 0.1), _ok(X), [], deterministic=True)
+    later.offer(_case("torch.relu", positive + 1), _ok(X), [], deterministic=True)
+    assert [c.api for c in later.take(int(1 / SHARE))] == ["torch.relu"]  # the older waits
+
+
 def test_apis_never_served_get_first_passes_beyond_the_share() -> None:
     """With many APIs waiting, the share alone serves fewer cases than there are APIs
     (a TF.js + TensorFlow campaign: 366 backward passes for about 450 APIs, tf.tanh

@@ -9,7 +9,10 @@ violate-mode one), without a finding of its own, and small enough for finite
 differences to stay cheap. A qualifying case is queued as a ``GradCase`` with a
 probability that falls with the gradient cases its API already had (every API gets its
 first ones soon; a busy API keeps a floor), and later batches carry ``SHARE`` of
-gradient cases, plus up to ``FIRST_SHARE`` more for APIs that never had one.
+gradient cases, plus up to ``FIRST_SHARE`` more for APIs that never had one. Points
+whose floating inputs hold both signs are preferred (``ONE_SIDED``): an API's waiting
+first case gives way to such a one, and a one-sided backward pass counts half when the
+least served APIs are picked.
 
 Documented conventions of the libraries' gradients (``data/gradient_conventions.json``)
 shape the case: an input the API reads one triangle of is made symmetric (or
@@ -29,7 +32,7 @@ from __future__ import annotations
 import functools
 import json
 import math
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -75,6 +78,14 @@ MAX_ELEMENTS = 4096  # input elements of a gradient case (finite differences: 5 
 EDGES = frozenset({"int-extremes", "rank", "equal-scalars", "outside-range"})
 FLOOR = 0.1  # an API's queueing probability never falls below this
 HALF_LIFE = 4  # gradient cases after which an API's probability has halved
+# What a backward pass whose floating inputs keep one sign counts for, against 1 for one
+# with negative and positive elements, when a batch picks the least served APIs: many
+# derivative formulas branch on the sign of the input (relu, abs, where, a wrong formula
+# only where the output is negative), and a one-sided point checks one branch. About a
+# quarter of tf.tanh's non-empty inputs have no negative element (most of them one or two
+# elements), and a TF.js + TensorFlow campaign whose one or two tf.tanh backward passes
+# fell there missed a backward pass planted wrong where the output is negative.
+ONE_SIDED = 0.5
 
 
 class GradientQueue:
@@ -84,6 +95,8 @@ class GradientQueue:
         self.waiting: list[GradCase] = []  # in the order queued
         self.queued: Counter[str] = Counter()  # per API: gradient cases queued so far
         self.taken: Counter[str] = Counter()  # per API: gradient cases proposed so far
+        # per API: the backward passes proposed, a one-sided one counting ONE_SIDED
+        self.served: defaultdict[str, float] = defaultdict(float)
         self.counts: Counter[str] = Counter()
         self.credit = 0.0  # gradient cases owed to the batches so far (SHARE per case)
         self.first_credit = 0.0  # first backward passes owed (FIRST_SHARE per case)
@@ -132,7 +145,17 @@ class GradientQueue:
         self.counts["gradient_apis_queued"] += not self.queued[case.api]
         self.queued[case.api] += 1
         self.counts["gradient_cases_queued"] += 1
-        self.waiting.append(GradCase(case, token, _still(case.api, outcomes), structure))
+        grad = GradCase(case, token, _still(case.api, outcomes), structure)
+        if not self.taken[case.api] and _both_signs(case):
+            # An API's first backward pass at a point with both signs rather than one:
+            # the newcomer takes the place of its one-sided waiting case.
+            sided = next((k for k, c in enumerate(self.waiting)
+                          if c.api == case.api and not _both_signs(c.base)), None)
+            if sided is not None:
+                self.waiting[sided] = grad
+                self.counts["gradient_cases_dropped"] += 1
+                return
+        self.waiting.append(grad)
         if len(self.waiting) > QUEUE:
             # The oldest case of the API with the most cases served and waiting goes: an
             # API that never had a backward pass keeps its one waiting case, while
@@ -171,7 +194,7 @@ class GradientQueue:
         self.credit -= k
         for _ in range(k):
             out.append(self._serve(min(range(len(self.waiting)),
-                                       key=lambda j: (self.taken[self.waiting[j].api], j))))
+                                       key=lambda j: (self.served[self.waiting[j].api], j))))
         return out
 
     def _serve(self, index: int) -> GradCase:
@@ -179,6 +202,7 @@ class GradientQueue:
         if not self.taken[case.api]:
             self.counts["gradient_apis_served"] += 1
         self.taken[case.api] += 1
+        self.served[case.api] += 1.0 if _both_signs(case.base) else ONE_SIDED
         return case
 
 
@@ -202,6 +226,16 @@ def _structure(convention: Mapping[str, Any], params: Mapping[str, Any], n: int
         if index < n:
             out.append((index, f"symmetric-{side}" if kind == "symmetric" else side))
     return tuple(out)
+
+
+def _both_signs(case: ApiCase) -> bool:
+    """Whether the case's floating inputs hold a negative and a positive element."""
+    signs = 0
+    for t in case.tensors:
+        if t.dtype in GRAD_DTYPES:
+            values = t.to_numpy()
+            signs |= int(bool((values < 0).any())) | 2 * int(bool((values > 0).any()))
+    return signs == 3
 
 
 def _still(api: str, outcomes: Mapping[str, Outcome]) -> tuple[int, ...]:
