@@ -302,7 +302,8 @@ def test_what_the_float64_reference_cannot_resolve_is_not_blamed(pool: Pool):
     row holding 9.2e18 gives 0 where the exact value is 1/12, which torch's float32
     irfft gives. Below that resolution the reference says nothing; the same 1/12 off an
     input of ordinary size is still a wrong result, and so is the first one judged
-    without the case (whose inputs give the resolution)."""
+    without the case (whose inputs give the resolution), and an elementwise result (shaped
+    like its input) off beside a huge element."""
     judge, _ = make_judge(pool)
 
     def torch_verdict(x: np.ndarray, with_case: bool):
@@ -321,6 +322,16 @@ def test_what_the_float64_reference_cannot_resolve_is_not_blamed(pool: Pool):
     assert not torch_verdict(huge, with_case=True).guilty
     assert torch_verdict(ordinary, with_case=True).guilty
     assert torch_verdict(huge, with_case=False).guilty
+    # An output shaped like its input: elementwise, each element resolved on its own.
+    x = np.array([9.223372e18, 0.5, -0.25, 2.0], np.float32)
+    expected = np.tanh(x.astype(np.float64))
+    off = expected.copy()
+    off[1] += 0.1
+    verdicts = judge.verdicts({"numpy": outcome("numpy", expected.astype(np.float32)),
+                               "torch": outcome("torch", off.astype(np.float32))},
+                              Reference((expected,), ("numpy", "torch"), None, "float64"),
+                              unary_case("tanh", x))
+    assert {v.backend: v for v in verdicts}["torch"].guilty
 
 
 def test_a_zero_dimensional_result_stays_zero_dimensional(pool: Pool):

@@ -67,7 +67,7 @@ def symptom_expectation(finding: Finding, case: Any, outcomes: dict[str, Outcome
             w = w + judge.settings.sensitivity_factor * np.where(
                 np.isfinite(ref.sensitivity[i]), ref.sensitivity[i], 0.0)
         if ref.method != "vote":  # what the float64 reference cannot resolve (as judged)
-            w = w + reference_resolution(getattr(case, "tensors", ()))
+            w = w + reference_resolution(getattr(case, "tensors", ()), w.shape)
         if finding.oracle == "dtype" and like.dtype.name not in LOW_PRECISION:
             w = np.full(w.shape, np.inf)  # the dtype oracle judged low-precision outputs only
         expected.append(e)

@@ -126,16 +126,29 @@ EVALUATION_STEPS = 8.0
 REFERENCE_STEPS = 8.0
 
 
-def reference_resolution(tensors: Sequence[Any]) -> float:
-    """What a float64 reference cannot resolve in any element: ``REFERENCE_STEPS``
-    roundings of float64 at the largest finite input magnitude (0 without inputs). A
+def reference_resolution(tensors: Sequence[Any], shape: tuple[int, ...]) -> float:
+    """What a float64 reference cannot resolve in an output of ``shape``:
+    ``REFERENCE_STEPS`` roundings of float64 at the largest finite input magnitude. A
     result that mixes its inputs (a sum, a product of matrices, an FFT) is computed in
     float64 with an absolute error of about that size in every element, however small
     the element: TF's and JAX's float64 ``irfft`` of a row holding 9.2e18 among numbers
     of order 1 gave exactly 0 for an element whose exact value is 1/12, and torch's
     float32 result, exactly 1/12, was filed as wrong. Elements of the size of the largest
     input are judged as before: the floor is 1e-15 of it, far below any dtype's
-    tolerance there."""
+    tolerance there.
+
+    0 for an output shaped like an input or like their broadcast: an elementwise
+    result's element depends on its own inputs only, and a float64 reference resolves it
+    to its own size (a huge element beside a wrong small one excuses nothing). A mixing
+    result of the same shape (``cumsum``, a square ``matmul``) keeps the judgement it had
+    without the floor."""
+    shapes = [tuple(t.shape) for t in tensors]
+    try:
+        shapes.append(tuple(np.broadcast_shapes(*shapes)))
+    except ValueError:
+        pass
+    if not shapes or tuple(shape) in shapes:
+        return 0.0
     scale = 0.0
     for t in tensors:
         arr = t.to_numpy()
