@@ -256,3 +256,20 @@ def test_an_integer_input_beyond_the_low_dtype_s_range_is_left_alone(pool: Pool)
     # Within float16's range the same call is judged (and right).
     found, ctx, _, runner = _check(pool, remainder(np.array([[0, 0], [-6, -9]], np.int32)))
     assert found == [] and runner.calls == 1 and ctx.stats["dtype_near_overflow"] == 0
+
+
+def test_a_whole_scalar_beyond_the_low_dtype_s_range_is_left_alone(pool: Pool) -> None:
+    """A false wrong result of an unaided campaign: ``torch.xlogy(float16 0.217,
+    2147483651)`` is inf, the int scalar taking the tensor's dtype (torch's documented
+    promotion) and so being inf, where float64 gives 4.67."""
+    from dlfuzz.cases import Call, Ref, Tensor
+
+    def xlogy(y: int) -> ApiCase:
+        x = np.array(0.21740723, dtype=np.float16)
+        return ApiCase("xlogy", (Tensor.from_numpy(x),),
+                       (("torch", Call("torch.xlogy", (Ref(0), y))),))
+
+    found, ctx, _, runner = _check(pool, xlogy(2147483651))
+    assert found == [] and runner.calls == 0 and ctx.stats["dtype_near_overflow"] == 1
+    found, ctx, _, runner = _check(pool, xlogy(3))  # within float16's range: judged
+    assert found == [] and runner.calls == 1 and ctx.stats["dtype_near_overflow"] == 0

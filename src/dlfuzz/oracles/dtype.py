@@ -45,8 +45,9 @@ Left alone, because the comparison cannot tell a bug there:
   in float16): a square, a dot product or a finite difference of them overflows the
   narrow dtype in the middle of a correct computation (``torch.gradient`` of float16
   -65504 is NaN, ``round(x, decimals=2)`` of bfloat16's largest value is inf), which the
-  dtype's range allows and float64 does not show; and integer inputs beyond the low
-  dtype's largest value, which promotion to it turns into ±inf.
+  dtype's range allows and float64 does not show; and integer inputs or whole-number
+  scalar arguments beyond the low dtype's largest value, which promotion to it turns
+  into ±inf (``torch.xlogy(float16 x, 2147483651)`` is inf).
 
 Findings carry the differential oracle's details (``special_values``, ``demoted``, ...)
 and its symptoms (``numeric``, ``nan``), so severity and triage treat them alike.
@@ -54,13 +55,14 @@ and its symptoms (``numeric``, ``nan``), so severity and triage treat them alike
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import replace
 
 import ml_dtypes
 import numpy as np
 
-from dlfuzz.cases import DTYPES, ApiCase, Finding, Outcome
+from dlfuzz.cases import DTYPES, ApiCase, Call, Finding, Outcome
 from dlfuzz.oracles.base import Item, Oracle, OracleContext, finding
 from dlfuzz.oracles.canonical import canonical_outcomes
 from dlfuzz.oracles.differential import (
@@ -117,15 +119,26 @@ def _largest_integer_inputs(case: ApiCase) -> list[tuple[str, float]]:
 
 def _near_overflow(case: ApiCase) -> bool:
     """A low-precision input at or above the fourth root of its dtype's largest value, or
-    an integer input beyond the largest value of a low dtype of the case: promoted to it,
-    the integer is ±inf (``torch.remainder(int32 INT_MIN, float16 1)`` is NaN, as
-    ``remainder(-inf, 1)`` must be, where float64 gives -0)."""
+    an integer input or whole-number scalar argument beyond the largest value of a low
+    dtype of the case: promoted to it, the number is ±inf (``torch.remainder(int32
+    INT_MIN, float16 1)`` is NaN, as ``remainder(-inf, 1)`` must be, where float64 gives
+    -0; ``torch.xlogy(float16 0.217, 2147483651)`` is inf, the scalar taking the
+    tensor's dtype as torch's promotion documents, where float64 gives 4.67)."""
     if any(largest >= float(ml_dtypes.finfo(DTYPES[dtype]).max) ** 0.25
            for dtype, largest in _largest_low_inputs(case)):
         return True
     lows = [float(ml_dtypes.finfo(DTYPES[t.dtype]).max) for t in case.tensors if t.dtype in LOW]
-    integers = _largest_integer_inputs(case)
-    return bool(lows) and any(largest > min(lows) for _, largest in integers)
+    integers = [largest for _, largest in _largest_integer_inputs(case)]
+    integers += [abs(float(x)) for x in _whole_scalars(case.calls[0][1])]
+    return bool(lows) and any(largest > min(lows) for largest in integers)
+
+
+def _whole_scalars(call: Call) -> list[int | float]:
+    """The whole-number scalars (ints, integral floats; not booleans) a call passes."""
+    values = list(call.args) + [v for _, v in call.kwargs]
+    flat = [x for v in values for x in (v if isinstance(v, tuple) else (v,))]
+    return [x for x in flat if isinstance(x, int | float) and not isinstance(x, bool)
+            and math.isfinite(x) and float(x).is_integer()]
 
 
 class DtypeOracle(Oracle):
