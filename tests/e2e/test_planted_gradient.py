@@ -110,7 +110,7 @@ def test_an_unaided_tfjs_campaign_finds_a_wrong_backward_by_tensorflow_s(tfjs_ca
     and keeps an unserved API's one waiting case: nearly every API that queued a
     gradient case gets its backward pass. A local run served 263 of 263; with the
     share alone, runs served 213-218 APIs and one CI run missed tf.tanh. The plant is
-    wrong only where the output is negative, and about a quarter of tf.tanh's inputs have
+    wrong only where the output is negative, and about three in ten of tf.tanh's inputs have
     no negative element: a later CI run missed it (whether it served tf.tanh is not
     known, the digest did not say), and points with both signs are now preferred (``gradients.ONE_SIDED``); seeds 1-3 found it at 94, 77 and
     29 s.)"""

@@ -81,10 +81,11 @@ HALF_LIFE = 4  # gradient cases after which an API's probability has halved
 # What a backward pass whose floating inputs keep one sign counts for, against 1 for one
 # with negative and positive elements, when a batch picks the least served APIs: many
 # derivative formulas branch on the sign of the input (relu, abs, where, a wrong formula
-# only where the output is negative), and a one-sided point checks one branch. About a
-# quarter of tf.tanh's non-empty inputs have no negative element (most of them one or two
-# elements), and a TF.js + TensorFlow campaign whose one or two tf.tanh backward passes
-# fell there missed a backward pass planted wrong where the output is negative.
+# only where the output is negative), and a one-sided point checks one branch. About three
+# in ten of tf.tanh's non-empty inputs have no negative element (most of them one or two
+# elements): with one or two backward passes per API, a TF.js + TensorFlow campaign in
+# CI missed a tanh backward planted wrong where the output is negative (most likely so;
+# what its tf.tanh passes got was not recorded).
 ONE_SIDED = 0.5
 
 
