@@ -406,3 +406,22 @@ def test_a_counterpart_may_need_a_value_the_api_leaves_none(tmp_path: Path) -> N
     assert set(load_file(path).counterparts) == {passing, needing}
     given = with_values(spec, ["axis"]).param("axis")
     assert given is not None and not given.optional and "none" not in given.structures
+
+
+def test_torch_softmax_without_dim_gets_only_the_compositions() -> None:
+    """``torch.nn.functional.softmax(x)`` without ``dim`` picks an implicit dim (0 for a
+    3-D input), where ``tf.math.softmax`` takes the last axis and ``jax.nn.softmax(axis=
+    None)`` every axis: tf's softmax of zeros[2, 1, 1] (1 everywhere) was filed as a wrong
+    result against torch's 0.5. Only the compositions, which follow torch's rule, apply
+    without a ``dim``; the same-name counterparts need one."""
+    import numpy as np
+
+    x = np.zeros((2, 1, 1), np.float32)
+    for api in ("torch.nn.functional.softmax", "torch.nn.functional.log_softmax"):
+        rows = load_counterparts("torch")[api]
+        without = {(c.kind, c.target) for c in rows
+                   if c.library in ("jax", "tf") and c.applies({"input": x})}
+        assert without and {kind for kind, _ in without} == {"composition"}, without
+        with_dim = {c.target for c in rows if c.kind == "same-name"
+                    and c.applies({"input": x, "dim": 0})}
+        assert any(t.startswith("tensorflow.") for t in with_dim), with_dim
