@@ -355,3 +355,25 @@ def test_reduction_drops_a_nan_only_to_show_an_ordinary_wrong_result() -> None:
     # NaN replaced and a special-value disagreement left (a -0, an overflow): another
     # mechanism, not this bug.
     assert not same_finding(found("", "inputs hold -0"), on_nan)
+
+
+def test_a_composition_s_product_scatter_derivative_is_the_scatter_reduce_bug() -> None:
+    """dlfuzz's torch compositions of ``tf.math.unsorted_segment_prod`` and
+    ``segment_prod`` call ``torch.scatter_reduce(reduce='prod')``: their wrong
+    forward-mode derivative was filed under each TF API's name beside the same
+    ``torch.scatter_reduce`` bug."""
+    def grad(api: str, mode: str) -> str:
+        c = case(api, np.array([0.0], np.float64), libs=("torch",))
+        f = finding("gradient", "gradient", c, "torch", "backward",
+                    "forward-mode derivative ... is 0 where finite differences give -2",
+                    mode=mode)
+        return key(f, c)
+
+    keys = {grad(api, "forward") for api in ("torch.scatter_reduce",
+                                             "tensorflow.math.unsorted_segment_prod",
+                                             "tensorflow.math.segment_prod")}
+    assert keys == {"torch/scatterreduce/gradient:forward"}
+    assert grad("tensorflow.math.unsorted_segment_prod", "reverse") == \
+        "torch/scatterreduce/gradient:reverse"
+    assert grad("tensorflow.math.unsorted_segment_sum", "forward") == \
+        "torch/unsortedsegmentsum/gradient:forward"
