@@ -112,6 +112,7 @@ def test_points_with_both_signs_are_preferred() -> None:
     later.offer(_case("torch.relu", positive), _ok(X), [], deterministic=True)
     later.offer(_case("torch.tanh", X), _ok(X), [], deterministic=True)
     assert {c.api for c in later.take(int(2 / SHARE))} == {"torch.relu", "torch.tanh"}
+    assert dict(later.two_sided) == {"torch.relu": 0, "torch.tanh": 1}  # findings --stats
     later.offer(_case("torch.tanh", X - 0.1), _ok(X), [], deterministic=True)
     later.offer(_case("torch.relu", positive + 1), _ok(X), [], deterministic=True)
     assert [c.api for c in later.take(int(1 / SHARE))] == ["torch.relu"]  # the older waits

@@ -803,8 +803,12 @@ class ApiEngine(Engine):
 
     def summary(self) -> dict[str, dict[str, float]]:
         """Per API: cases, valid rate, yield, findings, crashes, energy (``schedule``),
-        and the constraints learned in this campaign."""
-        return {n: {**s.row(), "learned": len(self.learned.get(n, ()))}
+        the constraints learned and the backward passes proposed (``backward``; at a point
+        whose floating inputs hold both signs, ``backward_two_sided``) in this run."""
+        queue = self.gradients
+        return {n: {**s.row(), "learned": len(self.learned.get(n, ())),
+                    "backward": queue.taken[n] if queue is not None else 0,
+                    "backward_two_sided": queue.two_sided[n] if queue is not None else 0}
                 for n, s in self.stats.items()}
 
 

@@ -98,6 +98,7 @@ class GradientQueue:
         self.taken: Counter[str] = Counter()  # per API: gradient cases proposed so far
         # per API: the backward passes proposed, a one-sided one counting ONE_SIDED
         self.served: defaultdict[str, float] = defaultdict(float)
+        self.two_sided: Counter[str] = Counter()  # per API: proposed at a point of both signs
         self.counts: Counter[str] = Counter()
         self.credit = 0.0  # gradient cases owed to the batches so far (SHARE per case)
         self.first_credit = 0.0  # first backward passes owed (FIRST_SHARE per case)
@@ -203,7 +204,9 @@ class GradientQueue:
         if not self.taken[case.api]:
             self.counts["gradient_apis_served"] += 1
         self.taken[case.api] += 1
-        self.served[case.api] += 1.0 if _both_signs(case.base) else ONE_SIDED
+        both = _both_signs(case.base)
+        self.two_sided[case.api] += both
+        self.served[case.api] += 1.0 if both else ONE_SIDED
         return case
 
 
