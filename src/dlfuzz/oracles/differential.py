@@ -332,11 +332,16 @@ def _wrapped(case: ApiCase, verdict: Verdict) -> str:
     return ""
 
 
+def call_scalars(call: Call) -> list[object]:
+    """The values a call passes, positional and keyword, tuples spread."""
+    values = list(call.args) + [v for _, v in call.kwargs]
+    return [x for v in values for x in (v if isinstance(v, tuple) else (v,))]
+
+
 def float_scalar(call: Call) -> float | None:
     """The first non-integral float scalar a call passes (``eps=0.011``), or None."""
-    values = list(call.args) + [v for _, v in call.kwargs]
-    flat = [x for v in values for x in (v if isinstance(v, tuple) else (v,))]
-    return next((x for x in flat if isinstance(x, float) and not float(x).is_integer()), None)
+    return next((x for x in call_scalars(call)
+                 if isinstance(x, float) and not float(x).is_integer()), None)
 
 
 def _low_precision_scalar(case: ApiCase, library: str) -> str:

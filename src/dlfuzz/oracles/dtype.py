@@ -66,6 +66,7 @@ from dlfuzz.cases import DTYPES, ApiCase, Call, Finding, Outcome
 from dlfuzz.oracles.base import Item, Oracle, OracleContext, finding
 from dlfuzz.oracles.canonical import canonical_outcomes
 from dlfuzz.oracles.differential import (
+    call_scalars,
     float_scalar,
     judgement,
     order_dependent_only,
@@ -135,10 +136,8 @@ def _near_overflow(case: ApiCase) -> bool:
 
 def _whole_scalars(call: Call) -> list[int | float]:
     """The whole-number scalars (ints, integral floats; not booleans) a call passes."""
-    values = list(call.args) + [v for _, v in call.kwargs]
-    flat = [x for v in values for x in (v if isinstance(v, tuple) else (v,))]
-    return [x for x in flat if isinstance(x, int | float) and not isinstance(x, bool)
-            and math.isfinite(x) and float(x).is_integer()]
+    return [x for x in call_scalars(call) if isinstance(x, int | float)
+            and not isinstance(x, bool) and math.isfinite(x) and float(x).is_integer()]
 
 
 class DtypeOracle(Oracle):

@@ -149,26 +149,23 @@ def reference_resolution(tensors: Sequence[Any], shape: tuple[int, ...]) -> floa
         pass
     if not shapes or tuple(shape) in shapes:
         return 0.0
-    scale = 0.0
-    for t in tensors:
-        arr = t.to_numpy()
-        if arr.size and (arr.dtype.kind in "fciu" or t.dtype == "bfloat16"):
-            wide = np.abs(arr.astype(np.complex128 if arr.dtype.kind == "c" else np.float64))
-            finite = wide[np.isfinite(wide)]
-            if finite.size:
-                scale = max(scale, float(finite.max()))
+    scale = max((m for _, m in largest_inputs(tensors, lambda dtype: dtype != "bool")),
+                default=0.0)
     return REFERENCE_STEPS * float(np.finfo(np.float64).eps) * scale
 
 
 def largest_inputs(tensors: Sequence[Any], dtypes: Callable[[str], bool]
                    ) -> list[tuple[str, float]]:
     """(dtype, largest finite magnitude) of each non-empty input whose dtype ``dtypes``
-    accepts (in float64: ``abs`` of an integer minimum stays negative in its dtype)."""
+    accepts (in float64: ``abs`` of an integer minimum stays negative in its dtype; a
+    complex input by its modulus)."""
     out = []
     for t in tensors:
         if not dtypes(t.dtype):
             continue
-        wide = t.to_numpy().astype(np.float64)
+        arr = t.to_numpy()
+        wide = np.abs(arr.astype(np.complex128)) if arr.dtype.kind == "c" else \
+            arr.astype(np.float64)
         finite = np.abs(wide[np.isfinite(wide)])
         if finite.size:
             out.append((t.dtype, float(finite.max())))

@@ -32,7 +32,7 @@ from __future__ import annotations
 import functools
 import json
 import math
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -96,8 +96,6 @@ class GradientQueue:
         self.waiting: list[GradCase] = []  # in the order queued
         self.queued: Counter[str] = Counter()  # per API: gradient cases queued so far
         self.taken: Counter[str] = Counter()  # per API: gradient cases proposed so far
-        # per API: the backward passes proposed, a one-sided one counting ONE_SIDED
-        self.served: defaultdict[str, float] = defaultdict(float)
         self.two_sided: Counter[str] = Counter()  # per API: proposed at a point of both signs
         self.counts: Counter[str] = Counter()
         self.credit = 0.0  # gradient cases owed to the batches so far (SHARE per case)
@@ -196,7 +194,7 @@ class GradientQueue:
         self.credit -= k
         for _ in range(k):
             out.append(self._serve(min(range(len(self.waiting)),
-                                       key=lambda j: (self.served[self.waiting[j].api], j))))
+                                       key=lambda j: (self._served(self.waiting[j].api), j))))
         return out
 
     def _serve(self, index: int) -> GradCase:
@@ -204,10 +202,12 @@ class GradientQueue:
         if not self.taken[case.api]:
             self.counts["gradient_apis_served"] += 1
         self.taken[case.api] += 1
-        both = _both_signs(case.base)
-        self.two_sided[case.api] += both
-        self.served[case.api] += 1.0 if both else ONE_SIDED
+        self.two_sided[case.api] += _both_signs(case.base)
         return case
+
+    def _served(self, api: str) -> float:
+        """The API's backward passes proposed, a one-sided one counting ``ONE_SIDED``."""
+        return self.two_sided[api] + ONE_SIDED * (self.taken[api] - self.two_sided[api])
 
 
 @functools.lru_cache(maxsize=1)
