@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -71,6 +72,15 @@ def wait_gone(pid: int, within_s: float = 5.0) -> bool:
     return process_gone(pid)
 
 
+def wait_exited(pid: int) -> None:
+    """Until every thread of ``pid`` has exited (its descriptors closed), reaped or not:
+    a zombie leader in ``/proc`` can still have threads holding its pipes. A pidfd works
+    whoever the parent is (the host, or the fork server for a forked worker)."""
+    fd = os.pidfd_open(pid)
+    try:
+        assert select.select([fd], [], [], 10.0)[0], f"process {pid} still alive after 10 s"
+    finally:
+        os.close(fd)
 
 
 # ---- one fault, one outcome -------------------------------------------------------------
@@ -448,7 +458,7 @@ def test_worker_dies_with_its_host(tmp_path: Path) -> None:
 def test_worker_killed_between_batches_blames_no_case(worker: Worker) -> None:
     pid = worker.pid
     os.kill(pid, signal.SIGKILL)
-    os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)  # dead, not yet reaped
+    wait_exited(pid)  # dead, not yet reaped (by the host or by the fork server)
     outcomes = worker.run([ok_case(1), ok_case(2)])
     assert [o.status for o in outcomes] == ["ok", "ok"]
     assert worker.stats.crashes == 0
@@ -461,11 +471,11 @@ def test_broken_pipe_on_send_restarts_and_resends(worker: Worker,
     """The worker dies after the liveness check and before the batch is written."""
     pid = worker.pid
     os.kill(pid, signal.SIGKILL)
-    os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+    wait_exited(pid)
     monkeypatch.setattr(worker, "alive", lambda: True)  # lose the race on purpose, once
     outcomes = worker.run([ok_case(1), ok_case(2)])
     monkeypatch.undo()
-    assert [o.status for o in outcomes] == ["ok", "ok"]
+    assert [o.status for o in outcomes] == ["ok", "ok"], outcomes
     assert worker.stats.crashes == 0
     assert (worker.stats.restarts, worker.stats.idle_deaths) == (1, 1)
     assert worker.pid != pid

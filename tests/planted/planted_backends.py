@@ -38,3 +38,18 @@ class SlowFactor(NumpyBackend):
     name = "slow-factor"
     library = "numpy"
     case_timeout_factor = 2.0
+
+
+class ThreadAtSetup(NumpyBackend):
+    """A backend whose setup leaves a thread running (as a library with a thread pool
+    started at import would): forking it could deadlock, so the fork server refuses it
+    and its workers are spawned."""
+
+    name = "thread-at-setup"
+    library = "numpy"
+
+    def setup(self) -> None:
+        import threading
+        import time
+
+        threading.Thread(target=time.sleep, args=(3600,), daemon=True).start()

@@ -64,6 +64,11 @@ class Backend:
     # gets more than one worker process on a machine with cores to spare
     # (``CampaignSettings.replicas``).
     compiles_per_signature: ClassVar[bool] = False
+    # Workers may be forked from a process that has run ``setup`` and nothing else (the
+    # fork server, ``executor.zygote``): milliseconds per restart instead of an import.
+    # Only for a library whose import and setup start no thread and no helper process
+    # (the fork server checks the threads too, and spawns where it finds more than one).
+    forkable: ClassVar[bool] = False
     repro_import: ClassVar[str] = ""  # the import line(s) a reproducer starts with
     # A statement that waits for ``result`` where the library dispatches asynchronously
     # (JAX): a reproducer that must see a call crash or hang would otherwise exit before

@@ -18,6 +18,7 @@ LIBRARY = get("jax")
 
 class JaxBackend(Backend):
     name = "jax"
+    forkable = True  # import and setup leave one thread (executor.zygote)
     compiles_per_signature = True  # each primitive, per new signature, even eagerly
     library = LIBRARY.name
     repro_import = LIBRARY.repro_header

@@ -21,6 +21,7 @@ LIBRARY = get("keras")
 
 class KerasBackend(Backend):
     name = "keras-tf"
+    forkable = True  # import and setup leave one thread (executor.zygote)
     library = "keras-tf"
     keras_backend: ClassVar[str] = "tensorflow"
     lowering = LIBRARY.lowering

@@ -15,6 +15,7 @@ LIBRARY = get("numpy")
 
 class NumpyBackend(Backend):
     name = "numpy"
+    forkable = True  # import and setup leave one thread (executor.zygote)
     library = LIBRARY.name
     repro_import = LIBRARY.repro_header
 

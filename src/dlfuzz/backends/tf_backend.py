@@ -18,6 +18,7 @@ LIBRARY = get("tf")
 
 class TfBackend(Backend):
     name = "tf"
+    forkable = True  # import and setup leave one thread (executor.zygote)
     library = LIBRARY.name
     repro_import = LIBRARY.repro_header
     lowering = LIBRARY.lowering

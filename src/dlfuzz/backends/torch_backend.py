@@ -20,6 +20,7 @@ _BFLOAT16 = DTYPES["bfloat16"]
 
 class TorchBackend(Backend):
     name = "torch"
+    forkable = True  # import and setup leave one thread (executor.zygote)
     library = LIBRARY.name
     repro_import = LIBRARY.repro_header
     lowering = LIBRARY.lowering

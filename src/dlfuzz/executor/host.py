@@ -22,9 +22,14 @@ from dlfuzz import registry
 from dlfuzz.backends.base import Backend, load_backend_class
 from dlfuzz.cases import Outcome
 from dlfuzz.errors import DlfuzzError, InternalError
-from dlfuzz.executor import protocol
+from dlfuzz.executor import protocol, zygote
 from dlfuzz.executor.cancel import POLL_S, StopSignal
-from dlfuzz.executor.process import LogDrain, WorkerProcess, describe_exit
+from dlfuzz.executor.process import (
+    LogDrain,
+    WorkerProcess,
+    can_watch_any_process,
+    describe_exit,
+)
 from dlfuzz.executor.protocol import encode_cases
 
 _OOM_LOG_MARKERS = ("bad_alloc", "out of memory", "cannot allocate memory", "oom-kill")
@@ -126,7 +131,11 @@ class WorkerStats:
     timeouts: int = 0
     idle_deaths: int = 0  # found dead between batches: no case to blame
     busy_s: float = 0.0
-    start_s: float = 0.0  # how long the last start took (interpreter + library import)
+    start_s: float = 0.0  # how long the last start took (a fork, or an interpreter + import)
+    # How long an interpreter takes to import the library: the last spawned start, or the
+    # fork server's own start (a reproducer, a new interpreter, pays this).
+    import_s: float = 0.0
+    forks: int = 0  # starts forked by the fork server (milliseconds) rather than spawned
     version: str = ""
     last_rss_mb: float = 0.0
 
@@ -243,21 +252,29 @@ class Worker:
                     "--memory-limit-mb", str(cfg.memory_limit_mb),
                     "--preload", ",".join(cfg.preload)]
 
+        t0 = time.monotonic()
+        env, cwd = self._environment(), self._scratch_dir()
+        forker = self._forker(env, cwd, t0 + cfg.start_timeout_s)
         try:
-            self._proc = WorkerProcess(command, self._environment(), self._scratch_dir())
+            try:
+                self._proc = WorkerProcess(command, env, cwd, forker)
+            except zygote.ZygoteLost:
+                self._proc = WorkerProcess(command, env, cwd)
         except OSError as exc:
             self.close()
             raise BackendUnavailable(cfg.backend, f"cannot start {cfg.python}: {exc}") from exc
+        self.stats.forks += self._proc.forked
         self._log = self._proc.drain
         self._ever_started = True
         self._since_start = 0
-        t0 = time.monotonic()
         try:
             event, message = self._next_message(t0 + cfg.start_timeout_s)
         except BaseException:  # Cancelled (a stop during start-up), or a dlfuzz bug
             self.stop()
             raise
         self.stats.start_s = time.monotonic() - t0
+        self.stats.import_s = (forker.zygote.import_s if self._proc.forked and forker
+                               else self.stats.start_s)
         if _tag(event, message) == "ready":
             self.stats.version = str(message[1])
             self.info = dict(message[2]) if len(message) > 2 else {}
@@ -265,6 +282,23 @@ class Worker:
         reason = self._start_failure(event, message)
         self.close()  # nothing to keep: a later start() makes a new scratch directory
         raise BackendUnavailable(cfg.backend, reason)
+
+    def _forker(self, env: dict[str, str], cwd: str, deadline: float) -> zygote.Forker | None:
+        """The fork server this worker forks from, or None to spawn an interpreter: a
+        backend that has not opted in (``Backend.forkable``), no pidfds to watch a process
+        that is not our child, ``DLFUZZ_FORK_SERVER=off``, or a fork server that refused
+        (a library that left threads behind at import) or did not start."""
+        cls = self.backend_class
+        if (cls is None or not cls.forkable or not zygote.enabled()
+                or not can_watch_any_process()):
+            return None
+        server = zygote.REGISTRY.get(self.config.python, self.config.target, env, deadline,
+                                     self.stop_signal)
+        if server is None:
+            return None
+        spec = zygote.ChildSpec(memory_limit_mb=self.config.memory_limit_mb,
+                                preload=tuple(self.config.preload), cwd=cwd)
+        return zygote.Forker(server, spec)
 
     def _environment(self) -> dict[str, str]:
         env = dict(os.environ)  # PYTHONPATH included: plugins and patches reach the worker

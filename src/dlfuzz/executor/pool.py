@@ -1,8 +1,10 @@
 """Host side of the executor: long-lived workers, timeouts, crash recovery.
 
-Each backend has one worker process (a fresh interpreter, never a fork: JAX, TF and CUDA
-break under fork), or ``WorkerConfig.replicas`` of them sharing its cases by signature
-(``replicas``). Cases go in batches; the worker writes each result into the pipe as
+Each backend has one worker process, or ``WorkerConfig.replicas`` of them sharing its
+cases by signature (``replicas``). A worker is forked from the backend's fork server, a
+process that has imported the library and run nothing (``zygote``: milliseconds per
+restart; JAX, TF and CUDA break when forked after they ran, not after an import), or,
+where the backend has not opted in, a fresh interpreter. Cases go in batches; the worker writes each result into the pipe as
 soon as the case ends, so when a worker dies or hangs the host knows exactly which case
 it was running: that case gets ``crash``/``timeout``/``oom``, a new worker starts, and
 the rest of the batch goes on. The host does not wake for every result: it drains the
@@ -23,6 +25,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from dlfuzz.cases import Outcome
+from dlfuzz.executor import zygote
 from dlfuzz.executor.cancel import Cancelled, StopSignal
 from dlfuzz.executor.host import (
     SKIPPED,
@@ -42,7 +45,7 @@ __all__ = ["BackendUnavailable", "Cancelled", "Pool", "StopSignal", "Worker", "W
 T = TypeVar("T")
 
 # The counters of ``WorkerStats`` that add up over a backend's processes.
-_SUMMED_STATS = ("cases", "restarts", "crashes", "timeouts", "idle_deaths", "busy_s")
+_SUMMED_STATS = ("cases", "restarts", "crashes", "timeouts", "idle_deaths", "busy_s", "forks")
 
 
 class Pool:
@@ -368,6 +371,7 @@ class Pool:
             worker.close()
         self._spares.clear()
         self._executor.shutdown(wait=False)
+        zygote.REGISTRY.close_idle()  # each holds a library imported: gigabytes in all
 
     def __enter__(self) -> Pool:
         return self

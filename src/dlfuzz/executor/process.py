@@ -6,7 +6,8 @@ because that is where the subtle failures live:
 * Death is watched through a pidfd (or, without one, by polling ``waitid``), never
   inferred from end-of-file on a pipe: a library that forked leaves children holding
   the pipes open, and EOF would only come when they die.
-* The process is reaped only after its group is killed. The worker leads its own
+* The process is reaped only after its group is killed (a forked worker by the fork
+  server, its parent, when asked: see ``zygote``). The worker leads its own
   session, so its group id is its pid; that pid stays reserved while the worker is an
   unreaped zombie, so ``killpg`` cannot hit a stranger, and the children a library left
   behind (forks, helpers) die with the worker.
@@ -28,12 +29,14 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Mapping
+from typing import Protocol
 
 from dlfuzz.executor.protocol import FrameReader
 
 LOG_KEEP = 64 * 1024
 _PIPE_BYTES = 1 << 20
 _DEFAULT_PIPE_BYTES = 1 << 16  # Linux's default pipe capacity
+_KILLED_EXIT_S = 5.0  # how long a SIGKILLed forked worker may take to die before its reap
 _POLL_SLICE_S = 0.05  # exit-polling period where pidfds are missing (old kernels, non-Linux)
 
 
@@ -116,8 +119,19 @@ class LogDrain(threading.Thread):
         return data[-limit:].decode("utf-8", errors="replace")
 
 
-def describe_exit(returncode: int) -> tuple[str, str]:
-    """``(exc_type, message)`` for a worker's exit status: the signal's name or the code."""
+class Forker(Protocol):
+    """Forks a worker from a process that has its library imported (``zygote.Forker``)."""
+
+    def fork(self, fds: tuple[int, int, int]) -> int: ...
+
+    def reap(self, pid: int) -> int | None: ...
+
+
+def describe_exit(returncode: int | None) -> tuple[str, str]:
+    """``(exc_type, message)`` for a worker's exit status: the signal's name or the code
+    (None: the status was lost with the fork server that was the worker's parent)."""
+    if returncode is None:
+        return "exit(unknown)", "worker died; its exit status was lost with its fork server"
     if returncode < 0:
         try:
             name = signal.Signals(-returncode).name
@@ -139,6 +153,16 @@ def _pidfd_open(pid: int) -> int:
         return opener(pid)
     except OSError:
         return -1
+
+
+def can_watch_any_process() -> bool:
+    """Whether death of a process that is not our child can be watched (a pidfd), which a
+    worker forked by the fork server needs."""
+    fd = _pidfd_open(os.getpid())
+    if fd < 0:
+        return False
+    os.close(fd)
+    return True
 
 
 def _grow_pipe(fd: int) -> int:
@@ -169,14 +193,17 @@ def _close_all(*fds: int) -> None:
 
 
 class WorkerProcess:
-    """A spawned worker: its protocol descriptors and reader, exit watcher and log drain.
+    """A worker: its protocol descriptors and reader, exit watcher and log drain.
 
-    ``command(fd_in, fd_out)`` builds the argument vector once the child's descriptor
-    numbers are known. The host's ends are non-blocking (see ``protocol``).
+    Spawned, ``command(fd_in, fd_out)`` builds the argument vector once the child's
+    descriptor numbers are known; forked (``forker``), the fork server gets the child's
+    pipe ends and the worker runs in ``cwd`` (the environment is the fork server's).
+    The host's ends are non-blocking (see ``protocol``). Raises what the forker raises
+    (``zygote.ZygoteLost``) with every descriptor closed: the caller spawns instead.
     """
 
     def __init__(self, command: Callable[[int, int], list[str]], env: Mapping[str, str],
-                 cwd: str) -> None:
+                 cwd: str, forker: Forker | None = None) -> None:
         fds: list[int] = []
         try:
             for _ in range(3):
@@ -188,16 +215,23 @@ class WorkerProcess:
         _grow_pipe(h2w_w)
         _grow_pipe(log_w)
         self.result_pipe_bytes = _grow_pipe(w2h_w)  # how much a worker writes unblocked
+        self.popen: subprocess.Popen[bytes] | None = None
+        self._forker = forker
         try:
-            self.popen = subprocess.Popen(
-                command(h2w_r, w2h_w), stdin=subprocess.DEVNULL, stdout=log_w, stderr=log_w,
-                pass_fds=(h2w_r, w2h_w), cwd=cwd, env=dict(env), start_new_session=True)
+            if forker is not None:
+                self.pid = forker.fork((h2w_r, w2h_w, log_w))
+            else:
+                self.popen = subprocess.Popen(
+                    command(h2w_r, w2h_w), stdin=subprocess.DEVNULL, stdout=log_w,
+                    stderr=log_w, pass_fds=(h2w_r, w2h_w), cwd=cwd, env=dict(env),
+                    start_new_session=True)
+                self.pid = self.popen.pid
         except BaseException:
             _close_all(h2w_w, w2h_r, log_r)
             raise
         finally:
             _close_all(h2w_r, w2h_w, log_w)  # the child's ends: it has its own copies
-        self.pid = self.popen.pid
+        self.forked = forker is not None
         self.send_fd, self.recv_fd = h2w_w, w2h_r
         os.set_blocking(self.send_fd, False)
         os.set_blocking(self.recv_fd, False)
@@ -208,14 +242,17 @@ class WorkerProcess:
         if self._pidfd >= 0:
             self._poller.register(self._pidfd, select.POLLIN)
         self.returncode: int | None = None
+        self._reaped = False
         self._closed = False
         self.drain = LogDrain(log_r)
         self.drain.start()
 
     def exited(self) -> bool:
         """Whether the worker has exited, without reaping it (its pid stays reserved)."""
-        if self.returncode is not None:
+        if self._reaped:
             return True
+        if self.forked:  # not our child: only its pidfd tells (always there when forked)
+            return bool(self._pidfd >= 0 and select.select([self._pidfd], [], [], 0)[0])
         try:
             status = os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
         except ChildProcessError:
@@ -256,22 +293,29 @@ class WorkerProcess:
 
     def kill_group(self) -> None:
         """SIGKILL the worker and everything left in its process group."""
-        if self.returncode is not None:
-            return  # reaped: the group id may belong to someone else by now
+        if self._reaped:
+            return  # the group id may belong to someone else by now
         try:
             os.killpg(self.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
 
-    def close(self, drain_grace_s: float = 2.0) -> int:
+    def close(self, drain_grace_s: float = 2.0) -> int | None:
         """Kill the group, reap the worker, finish the drain, close descriptors.
 
-        Returns the worker's exit status as ``Popen.returncode`` gives it. Idempotent.
+        Returns the worker's exit status as ``Popen.returncode`` gives it (None: a forked
+        worker's status lost with its fork server). Idempotent.
         """
         if not self._closed:
             self._closed = True
             self.kill_group()
-            self.returncode = self.popen.wait()
+            if self._forker is not None:
+                self.wait_exit(_KILLED_EXIT_S)  # the pidfd: dead before the reap blocks
+                self.returncode = self._forker.reap(self.pid)
+            else:
+                assert self.popen is not None
+                self.returncode = self.popen.wait()
+            self._reaped = True
             self.drain.finish(drain_grace_s)
             _close_all(self.send_fd, self.recv_fd, self._pidfd)
-        return self.popen.wait()  # already reaped: returns the stored status at once
+        return self.returncode

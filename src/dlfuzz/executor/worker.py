@@ -15,10 +15,12 @@ import gc
 import os
 import pickle
 import resource
+import select
 import sys
 import threading
 import time
 import traceback
+from collections.abc import Sequence
 from resource import RUSAGE_SELF, getrusage
 from time import monotonic, perf_counter
 from typing import Any, NoReturn
@@ -199,20 +201,74 @@ def _set_limits(memory_limit_mb: int, kind: int = resource.RLIMIT_AS) -> None:
         pass
 
 
-def _exit_with_host() -> None:
+def _exit_with_host(host_pidfd: int = -1) -> None:
     """Exit as soon as the host is gone, even in the middle of a case that hangs.
 
     Without this, a host killed with SIGKILL would leave workers spinning in an
-    infinite loop forever (their pipes only matter once they read them again).
+    infinite loop forever (their pipes only matter once they read them again). A spawned
+    worker's host is its parent; a forked worker's parent is the fork server, so it
+    watches a pidfd of the host instead: a fork server that dies (the kernel's OOM
+    killer picks big processes) must not take its workers' cases down with it.
     """
     host = os.getppid()
 
     def watch() -> None:
-        while os.getppid() == host:
-            time.sleep(1.0)
+        if host_pidfd >= 0:
+            select.select([host_pidfd], [], [])
+        else:
+            while os.getppid() == host:
+                time.sleep(1.0)
         os._exit(0)
 
     threading.Thread(target=watch, name="dlfuzz-host-watch", daemon=True).start()
+
+
+def _announce_and_serve(backend: Any, fd_in: int, fd_out: int, preload: Sequence[str],
+                        forked: bool) -> None:
+    """Preloads, the ``ready`` message, then cases until the host says stop."""
+    try:
+        # Preloads (test-only patches, user hooks) run after the library is imported.
+        for module in filter(None, preload):
+            __import__(module)
+        # The library's hundreds of thousands of objects live as long as the worker: out
+        # of the collector's sight, a full collection takes microseconds instead of the
+        # ~50 ms (torch, JAX) that would otherwise stall a case now and then.
+        gc.freeze()
+        info = {"pid": os.getpid(), "name": backend.name, "library": backend.library,
+                "case_timeout_factor": backend.case_timeout_factor,
+                "executable": sys.executable, "forked": forked}
+        # A plain str: torch's version is a ``TorchVersion``, and unpickling it would import
+        # torch into the host (seconds to import, ~2 s more to tear down at exit).
+        protocol.send(fd_out, ("ready", str(backend.version()), info))
+    except BaseException as exc:  # noqa: BLE001 - report any start failure to the host
+        text = "".join(traceback.format_exception(exc))
+        try:
+            protocol.send(fd_out, ("fatal", text))
+        finally:
+            sys.exit(3)
+    serve(backend, fd_in, fd_out)
+
+
+def _sandbox(target: str, memory_limit_mb: int, host_pidfd: int = -1) -> None:
+    """Limits, crash stacks in the log, death with the host: before any case runs."""
+    _set_limits(memory_limit_mb, _limit_kind(target))
+    # A native crash prints the Python stack of every thread into the log tail, then
+    # dies of the same signal (the host still sees SIGSEGV/SIGABRT/SIGFPE).
+    faulthandler.enable(file=sys.stderr, all_threads=True)
+    _exit_with_host(host_pidfd)
+
+
+def serve_forked(backend: Any, target: str, fd_in: int, fd_out: int, memory_limit_mb: int,
+                 preload: Sequence[str], host_pidfd: int) -> None:
+    """A worker forked by the fork server (``zygote``): the library is imported and set
+    up already; the limits apply from here on (an address-space cap below what is mapped
+    already only stops further growth, which is what it is for)."""
+    # The command line a spawned worker has (the fork server's otherwise): hooks and
+    # plants that read it see the same in both.
+    sys.argv = ["-c", "--backend", target, "--fd-in", str(fd_in), "--fd-out", str(fd_out),
+                "--memory-limit-mb", str(memory_limit_mb), "--preload", ",".join(preload)]
+    _sandbox(target, memory_limit_mb, host_pidfd)
+    _announce_and_serve(backend, fd_in, fd_out, preload, forked=True)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -224,36 +280,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--preload", default="", help="comma-separated modules imported first")
     args = parser.parse_args(argv)
 
-    _set_limits(args.memory_limit_mb, _limit_kind(args.backend))
-    # A native crash prints the Python stack of every thread into the log tail, then
-    # dies of the same signal (the host still sees SIGSEGV/SIGABRT/SIGFPE).
-    faulthandler.enable(file=sys.stderr, all_threads=True)
-    _exit_with_host()
+    _sandbox(args.backend, args.memory_limit_mb)
     try:
         from dlfuzz.backends.base import load_backend_class
 
         backend = load_backend_class(args.backend)()
         backend.setup()
-        # Preloads (test-only patches, user hooks) run after the library is imported.
-        for module in filter(None, args.preload.split(",")):
-            __import__(module)
-        # The library's hundreds of thousands of objects live as long as the worker: out
-        # of the collector's sight, a full collection takes microseconds instead of the
-        # ~50 ms (torch, JAX) that would otherwise stall a case now and then.
-        gc.freeze()
-        info = {"pid": os.getpid(), "name": backend.name, "library": backend.library,
-                "case_timeout_factor": backend.case_timeout_factor,
-                "executable": sys.executable}
-        # A plain str: torch's version is a ``TorchVersion``, and unpickling it would import
-        # torch into the host (seconds to import, ~2 s more to tear down at exit).
-        protocol.send(args.fd_out, ("ready", str(backend.version()), info))
     except BaseException as exc:  # noqa: BLE001 - report any start failure to the host
         text = "".join(traceback.format_exception(exc))
         try:
             protocol.send(args.fd_out, ("fatal", text))
         finally:
             sys.exit(3)
-    serve(backend, args.fd_in, args.fd_out)
+    _announce_and_serve(backend, args.fd_in, args.fd_out, args.preload.split(","), forked=False)
 
 
 if __name__ == "__main__":

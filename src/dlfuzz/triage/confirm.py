@@ -237,8 +237,9 @@ class FreshRerun:
         if self._fresh is None or self._fresh[:2] != (case.id, backend):
             self.close()
             worker = self.pool.fresh_worker(backend)
-            # Its own start-up, not the wait for it: a spare may have been ready.
-            self.start_s[backend] = worker.stats.start_s
+            # Its library's import, not the wait for it (a spare may have been ready) nor
+            # the fork that started it (milliseconds, where a reproducer imports anew).
+            self.start_s[backend] = worker.stats.import_s
             self._fresh = (case.id, backend, worker)
         return self._fresh[2].run([case])[0]
 
@@ -273,7 +274,7 @@ class FreshRerun:
         if backend in self.start_s:
             return self.start_s[backend]
         stats = self.pool.stats().get(backend)
-        return float(getattr(stats, "start_s", 0.0) or 0.0)
+        return float(getattr(stats, "import_s", 0.0) or 0.0)
 
     def close(self) -> None:
         """Stop the fresh worker of the last confirmation."""
