@@ -21,7 +21,7 @@ from executor_support import case, config, ok_case
 from test_executor_faults import assert_ok_identity, pid_of, wait_gone
 
 from dlfuzz.executor import zygote
-from dlfuzz.executor.pool import Pool, Worker
+from dlfuzz.executor.pool import BackendUnavailable, Pool, Worker
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="the executor's sandbox is Linux-only")
@@ -67,6 +67,31 @@ def test_a_worker_forked_gets_its_own_session_limits_and_directory(tmp_path: Pat
         assert limits["Max core file size"][0] == "0"
         (big,) = w.run([case("allocate_50gb")])
         assert big.status == "oom", big
+    finally:
+        w.close()
+
+
+def test_a_relative_scratch_directory_is_the_hosts_relative_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A spawned worker's directory is relative to the host's; the fork server's own
+    directory is "/", so a forked worker gets it made absolute."""
+    monkeypatch.chdir(tmp_path)
+    w = Worker(config(scratch="camp/scratch/numpy"))
+    try:
+        w.start()
+        assert w.info["forked"] is True
+        assert os.readlink(f"/proc/{w.pid}/cwd") == str(tmp_path / "camp/scratch/numpy")
+    finally:
+        w.close()
+
+
+def test_a_memory_limit_below_the_imported_library_is_a_clear_start_error() -> None:
+    """numpy and dlfuzz imported map about 150 MB: a forked worker under 100 MB would fail
+    every case as out of memory, so it refuses to start and says which option to raise."""
+    w = Worker(config(memory_limit_mb=100))
+    try:
+        with pytest.raises(BackendUnavailable, match="--memory-limit-mb"):
+            w.start()
     finally:
         w.close()
 

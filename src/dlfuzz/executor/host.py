@@ -69,6 +69,11 @@ _DEATHS_BEFORE_SKIP = 2
 # the batch would say the same at a restart each.
 _API_DEATHS_BEFORE_SKIP = 3
 _DEATHS = frozenset({"timeout", "crash", "oom"})
+# Output a dead worker's outcome keeps. TF prints the native stack of a failed CHECK and
+# then faulthandler the Python stack of every thread, 30 frames deep through TF's
+# dispatch layers: in 8 KB the native stack's head was gone, so no crash state was read
+# (``oracles.crash_log``) and two APIs aborting at one place were filed as two bugs.
+_CRASH_LOG_BYTES = 32 * 1024
 SKIPPED = "skipped"  # a Worker.run status that never leaves the executor
 # Longest pause between two drains of a busy worker's results. Each wake-up of the host
 # costs CPU time a worker could use; 2 ms lets dozens of fast results gather in the pipe
@@ -296,8 +301,10 @@ class Worker:
                                      self.stop_signal)
         if server is None:
             return None
+        # Absolute: a spawned worker's directory is relative to the host's, the fork
+        # server's own is "/".
         spec = zygote.ChildSpec(memory_limit_mb=self.config.memory_limit_mb,
-                                preload=tuple(self.config.preload), cwd=cwd)
+                                preload=tuple(self.config.preload), cwd=os.path.abspath(cwd))
         return zygote.Forker(server, spec)
 
     def _environment(self) -> dict[str, str]:
@@ -648,4 +655,4 @@ class Worker:
         status = "oom" if allocation_died else "crash"
         return Outcome(backend=self.config.backend, status=status, exc_type=exc_type,
                        message=message, stage="worker", duration_s=waited,
-                       log_tail=proc.drain.tail())
+                       log_tail=proc.drain.tail(_CRASH_LOG_BYTES))

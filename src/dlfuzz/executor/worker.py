@@ -172,6 +172,18 @@ def _fatal(fd_out: int) -> NoReturn:
     sys.exit(3)
 
 
+def _mapped_mb() -> int:
+    """This process's address space in MB (what ``RLIMIT_AS`` counts); 0 if unknown."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) // 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
 def _limit_kind(target: str) -> int:
     """``RLIMIT_AS``, or ``RLIMIT_DATA`` for a backend whose children reserve huge address
     ranges they never touch (Chromium: ~100 GB for its allocator and V8 cages, which an
@@ -263,6 +275,13 @@ def serve_forked(backend: Any, target: str, fd_in: int, fd_out: int, memory_limi
     """A worker forked by the fork server (``zygote``): the library is imported and set
     up already; the limits apply from here on (an address-space cap below what is mapped
     already only stops further growth, which is what it is for)."""
+    mapped_mb = _mapped_mb()
+    if memory_limit_mb > 0 and mapped_mb >= memory_limit_mb:
+        # A spawned worker under this limit fails at its import; a forked one would start
+        # and then fail every case as out of memory.
+        raise MemoryError(f"the memory limit of {memory_limit_mb} MB (--memory-limit-mb) is "
+                          f"below the {mapped_mb} MB the library maps once imported; "
+                          "raise it")
     # The command line a spawned worker has (the fork server's otherwise): hooks and
     # plants that read it see the same in both.
     sys.argv = ["-c", "--backend", target, "--fd-in", str(fd_in), "--fd-out", str(fd_out),

@@ -40,6 +40,7 @@ import os
 import pickle
 import resource
 import select
+import signal
 import socket
 import subprocess
 import sys
@@ -60,6 +61,7 @@ from dlfuzz.executor.cancel import POLL_S, StopSignal
 ENV_SWITCH = "DLFUZZ_FORK_SERVER"
 _REPLY_TIMEOUT_S = 30.0  # a fork or a reap of a killed child: milliseconds when healthy
 _MAX_IDLE = 4  # zygotes without live workers kept per host process (each holds a library)
+_EVICT_AFTER_S = 30.0  # ...and only those that forked or reaped nothing for this long
 _MESSAGE_BYTES = 1 << 16
 
 
@@ -126,7 +128,8 @@ class Zygote:
                 else:
                     if reply[0] == "ready":
                         self.state = "ready"
-                        self.import_s = time.monotonic() - self._spawned_at
+                        self.used = time.monotonic()
+                        self.import_s = self.used - self._spawned_at
                     else:
                         self._lose(str(reply[1]), state="refused")
             return self.state == "ready"
@@ -155,6 +158,7 @@ class Zygote:
         style), reaping it; None if the zygote is gone and the status with it."""
         with self._lock:
             self.live.discard(pid)
+            self.used = time.monotonic()
             if self.state != "ready":
                 return None
             try:
@@ -188,8 +192,10 @@ class Zygote:
         self._stop_process()
 
     def _stop_process(self) -> None:
+        # The zygote alone, not its process group: a child forked a moment ago is in that
+        # group until its ``setsid``, and it is a worker the host is waiting for.
         try:
-            os.killpg(self._popen.pid, 9)
+            os.kill(self._popen.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
         self._popen.wait()
@@ -197,10 +203,24 @@ class Zygote:
 
     def close(self) -> None:
         """Kill the zygote. Workers it forked and nobody reaped lose their exit status
-        (they exit on their own: their parent is gone)."""
+        (they go on; a pidfd of the host, not their parent, tells them when to exit)."""
         with self._lock:
             if self.state in ("starting", "ready"):
                 self._lose("closed", state="lost")
+
+    def close_if_idle(self, idle_s: float) -> bool:
+        """Close the zygote if nobody is using it: no exchange in flight (a start, a fork),
+        no live worker, nothing forked or reaped for ``idle_s``. Whether it is closed."""
+        if not self._lock.acquire(blocking=False):
+            return False  # starting, forking or reaping right now
+        try:
+            if self.live or self.state == "starting" or time.monotonic() - self.used < idle_s:
+                return False
+            if self.state == "ready":
+                self._lose("closed", state="lost")
+            return True
+        finally:
+            self._lock.release()
 
 
 class _Registry:
@@ -222,7 +242,7 @@ class _Registry:
                 del self._zygotes[key]
                 zygote = None
             if zygote is None:
-                self._evict_idle(keep=_MAX_IDLE - 1)
+                self._evict_idle(keep=_MAX_IDLE - 1, idle_s=_EVICT_AFTER_S)
                 try:
                     zygote = Zygote(python, target, env)
                 except OSError as exc:
@@ -236,15 +256,17 @@ class _Registry:
                 self._refused[key] = zygote.reason
         return None
 
-    def _evict_idle(self, keep: int) -> None:
+    def _evict_idle(self, keep: int, idle_s: float) -> None:
+        """Close the least recently used idle zygotes beyond ``keep`` idle ones."""
         idle = sorted((z.used, key) for key, z in self._zygotes.items() if not z.live)
         for _, key in idle[:max(0, len(idle) - keep)]:
-            self._zygotes.pop(key).close()
+            if self._zygotes[key].close_if_idle(idle_s):
+                del self._zygotes[key]
 
     def close_idle(self) -> None:
-        """Close every zygote with no live worker (a pool that closes calls this)."""
+        """Close every zygote nobody is using (a pool that closes calls this)."""
         with self._lock:
-            self._evict_idle(keep=0)
+            self._evict_idle(keep=0, idle_s=0.0)
 
     def close_all(self) -> None:
         with self._lock:
