@@ -74,3 +74,23 @@ def test_an_abort_in_another_kernel_keeps_its_own_key(tf_worker: Worker) -> None
     key, message = _crash_key(tf_worker, quant)
     assert key.startswith("tf/at:") and key != scatter_key, (key, scatter_key)
     assert "Check failed" in message, message
+
+
+def test_a_deep_python_stack_does_not_push_the_native_one_out(tf_worker: Worker) -> None:
+    """``depthwise_conv2d`` and ``separable_conv2d`` (a depthwise convolution inside) with
+    a stride of 2**31 + 1 abort in TF's oneDNN layout pass, and faulthandler then prints
+    about 30 Python frames of TF's dispatch layers: an 8 KB tail lost the native stack's
+    head, so each was filed under its own API. One place, one root cause."""
+    one = Tensor.from_numpy(np.ones((), np.float32))
+    depthwise = ApiCase("tensorflow.nn.depthwise_conv2d", (
+        Tensor.from_numpy(np.ones((1, 1, 1), np.float32)), one), (("tf", Call(
+            "tensorflow.nn.depthwise_conv2d", (Ref(0), Ref(1), (2**31 + 1, 1, 1, 1), "VALID"))),))
+    separable = ApiCase("tensorflow.nn.separable_conv2d", (
+        Tensor.from_numpy(np.ones((0, 2, 1), np.float32)), one,
+        Tensor.from_numpy(np.ones((1, 1, 1, 1), np.float32))), (("tf", Call(
+            "tensorflow.nn.separable_conv2d",
+            (Ref(0), Ref(1), Ref(2), (1, 1, 1, 2**31 + 1), "SAME"))),))
+    keys = {_crash_key(tf_worker, case)[0] for case in (depthwise, separable)}
+    assert len(keys) == 1, keys
+    (key,) = keys
+    assert key.startswith("tf/at:") and "copyattrsconv" in key, key
