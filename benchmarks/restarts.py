@@ -51,7 +51,7 @@ def seconds_per_restart(backend: str, restarts: int, forked: bool) -> tuple[floa
         started = time.perf_counter()
         outcomes = worker.run(batch)
         elapsed = time.perf_counter() - started
-        aborts = [o for o in outcomes[1::2]]
+        aborts = outcomes[1::2]
         assert all(o.status == "crash" for o in aborts), [o.status for o in aborts]
         assert all(o.ok for o in outcomes[::2]), [o.message for o in outcomes[::2]]
         assert worker.info.get("forked", False) is forked, worker.info

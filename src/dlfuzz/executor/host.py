@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import dlfuzz
 from dlfuzz import registry
 from dlfuzz.backends.base import Backend, load_backend_class
 from dlfuzz.cases import Outcome
@@ -27,6 +26,7 @@ from dlfuzz.executor.cancel import POLL_S, StopSignal
 from dlfuzz.executor.process import (
     LogDrain,
     WorkerProcess,
+    bootstrap,
     can_watch_any_process,
     describe_exit,
 )
@@ -244,15 +244,10 @@ class Worker:
         """Start a worker process and wait until its library is imported; its version."""
         self.stop()
         cfg = self.config
-        package_parent = str(Path(dlfuzz.__file__).resolve().parent.parent)
-        # No '' on sys.path: the scratch directory (cwd) outlives restarts, and a file a
-        # library wrote there must not shadow a module in the next worker.
-        bootstrap = ("import sys; sys.path[:] = [p for p in sys.path if p]; "
-                     f"sys.path.append({package_parent!r}); "
-                     "from dlfuzz.executor.worker import main; main()")
+        code = bootstrap("dlfuzz.executor.worker")
 
         def command(fd_in: int, fd_out: int) -> list[str]:
-            return [cfg.python, "-c", bootstrap, "--backend", cfg.target,
+            return [cfg.python, "-c", code, "--backend", cfg.target,
                     "--fd-in", str(fd_in), "--fd-out", str(fd_out),
                     "--memory-limit-mb", str(cfg.memory_limit_mb),
                     "--preload", ",".join(cfg.preload)]

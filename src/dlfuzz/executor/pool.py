@@ -4,8 +4,8 @@ Each backend has one worker process, or ``WorkerConfig.replicas`` of them sharin
 cases by signature (``replicas``). A worker is forked from the backend's fork server, a
 process that has imported the library and run nothing (``zygote``: milliseconds per
 restart; JAX, TF and CUDA break when forked after they ran, not after an import), or,
-where the backend has not opted in, a fresh interpreter. Cases go in batches; the worker writes each result into the pipe as
-soon as the case ends, so when a worker dies or hangs the host knows exactly which case
+where the backend has not opted in, a fresh interpreter. Cases go in batches; the
+worker writes each result into the pipe as soon as the case ends, so when a worker dies or hangs the host knows exactly which case
 it was running: that case gets ``crash``/``timeout``/``oom``, a new worker starts, and
 the rest of the batch goes on. The host does not wake for every result: it drains the
 pipe in bulk, pausing up to ``_PACE_S`` between drains (see ``protocol``).

@@ -29,8 +29,10 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Protocol
 
+import dlfuzz
 from dlfuzz.executor.protocol import FrameReader
 
 LOG_KEEP = 64 * 1024
@@ -153,6 +155,15 @@ def _pidfd_open(pid: int) -> int:
         return opener(pid)
     except OSError:
         return -1
+
+
+def bootstrap(module: str) -> str:
+    """``python -c`` code that runs ``module.main()`` with dlfuzz importable from its own
+    directory and no '' on ``sys.path``: a worker's directory (its scratch directory)
+    outlives restarts, and a file a library wrote there must not shadow a module."""
+    package_parent = str(Path(dlfuzz.__file__).resolve().parent.parent)
+    return ("import sys; sys.path[:] = [p for p in sys.path if p]; "
+            f"sys.path.append({package_parent!r}); from {module} import main; main()")
 
 
 def can_watch_any_process() -> bool:

@@ -235,6 +235,15 @@ def _exit_with_host(host_pidfd: int = -1) -> None:
     threading.Thread(target=watch, name="dlfuzz-host-watch", daemon=True).start()
 
 
+def _start_failed(fd_out: int, exc: BaseException) -> NoReturn:
+    """Tell the host why the worker could not start (its ``BackendUnavailable`` reason)."""
+    text = "".join(traceback.format_exception(exc))
+    try:
+        protocol.send(fd_out, ("fatal", text))
+    finally:
+        sys.exit(3)
+
+
 def _announce_and_serve(backend: Any, fd_in: int, fd_out: int, preload: Sequence[str],
                         forked: bool) -> None:
     """Preloads, the ``ready`` message, then cases until the host says stop."""
@@ -253,11 +262,7 @@ def _announce_and_serve(backend: Any, fd_in: int, fd_out: int, preload: Sequence
         # torch into the host (seconds to import, ~2 s more to tear down at exit).
         protocol.send(fd_out, ("ready", str(backend.version()), info))
     except BaseException as exc:  # noqa: BLE001 - report any start failure to the host
-        text = "".join(traceback.format_exception(exc))
-        try:
-            protocol.send(fd_out, ("fatal", text))
-        finally:
-            sys.exit(3)
+        _start_failed(fd_out, exc)
     serve(backend, fd_in, fd_out)
 
 
@@ -306,11 +311,7 @@ def main(argv: list[str] | None = None) -> None:
         backend = load_backend_class(args.backend)()
         backend.setup()
     except BaseException as exc:  # noqa: BLE001 - report any start failure to the host
-        text = "".join(traceback.format_exception(exc))
-        try:
-            protocol.send(args.fd_out, ("fatal", text))
-        finally:
-            sys.exit(3)
+        _start_failed(args.fd_out, exc)
     _announce_and_serve(backend, args.fd_in, args.fd_out, args.preload.split(","), forked=False)
 
 

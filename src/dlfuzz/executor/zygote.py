@@ -49,12 +49,11 @@ import time
 import traceback
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, NoReturn
 
-import dlfuzz
 from dlfuzz.errors import DlfuzzError
 from dlfuzz.executor.cancel import POLL_S, StopSignal
+from dlfuzz.executor.process import bootstrap
 
 # Environment switch: ``DLFUZZ_FORK_SERVER=off`` spawns every worker (for debugging a
 # library that misbehaves after a fork; nothing else changes).
@@ -93,13 +92,10 @@ class Zygote:
     def __init__(self, python: str, target: str, env: Mapping[str, str]) -> None:
         self.target = target
         self._sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        package_parent = str(Path(dlfuzz.__file__).resolve().parent.parent)
-        bootstrap = ("import sys; sys.path[:] = [p for p in sys.path if p]; "
-                     f"sys.path.append({package_parent!r}); "
-                     "from dlfuzz.executor.zygote import main; main()")
+        code = bootstrap("dlfuzz.executor.zygote")
         try:
             self._popen = subprocess.Popen(
-                [python, "-c", bootstrap, "--backend", target, "--sock-fd", str(theirs.fileno())],
+                [python, "-c", code, "--backend", target, "--sock-fd", str(theirs.fileno())],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                 pass_fds=(theirs.fileno(),), cwd="/", env=dict(env), start_new_session=True)
         except OSError:
