@@ -88,6 +88,46 @@ def test_integer_extremes_reach_int_min_over_minus_one(specs) -> None:
     assert hits >= 3  # the classic SIGFPE input, several times in 240 draws
 
 
+def test_integer_extremes_place_int_min_beside_minus_one_at_a_shared_element(specs,
+                                                                           tmp_path) -> None:
+    """Drawn element by element, ``INT_MIN`` met ``-1`` at no element of a binary API's
+    member three times in four (a ``gcd(INT_MIN, -1)`` SIGFPE was missed with one group
+    of its API); every member now holds the pair at one element both tensors share once
+    broadcast, the first argument (the dividend of ``a // b``) holding ``INT_MIN``, and
+    the other way round too where they share two elements, also where one tensor is
+    broadcast against the other."""
+    doc = {"format": 2, "library": "torch", "apis": [
+        {"api": "torch.gcd", "params": [
+            {"name": "input", "type": ["tensor"], "rank": [0, 3],
+             "dtypes": ["int8", "int16", "int32", "int64"]},
+            {"name": "other", "type": ["tensor"], "rank": [0, 3],
+             "dtypes": ["int8", "int16", "int32", "int64"]}],
+         "constraints": ["other.dtype == input.dtype"]}]}
+    path = tmp_path / "gcd.json"
+    path.write_text(json.dumps(doc))
+    for spec in (specs["torch.floor_divide"], load_file(path)[0]):
+        members = hits = broadcast = dividend = 0
+        orders = set()
+        for group in _groups(spec, "int-extremes", 60):
+            for d in group:
+                x, y = d.values["input"], d.values["other"]
+                try:
+                    a, b = np.broadcast_arrays(x, y)
+                except ValueError:
+                    continue
+                members += 1
+                low = np.iinfo(x.dtype).min
+                forward, backward = ((a == low) & (b == -1)).any(), ((b == low) & (a == -1)).any()
+                hits += bool(forward or backward)
+                dividend += bool(forward)
+                broadcast += bool(forward or backward) and x.shape != y.shape
+                orders |= {o for o, hit in (("forward", forward), ("backward", backward))
+                           if hit}
+        assert dividend >= 0.8 * members, (spec.api, dividend, members)  # 0.2 unplaced
+        assert orders == {"forward", "backward"}
+    assert broadcast >= 5  # the broadcasting spec: shapes differ, the pair still meets
+
+
 def test_special_float_in_one_argument_only(specs) -> None:
     spec = specs["torch.linspace"]
     for group in _groups(spec, "special-one", 30):
@@ -437,6 +477,46 @@ def test_an_api_s_first_group_tries_variants_of_its_signature() -> None:
             break
     else:
         raise AssertionError("no first group of torch.tanh in float32 in 60 seeds")
+
+
+def test_an_api_s_first_group_tries_every_knob_at_its_upper_bound() -> None:
+    """A group shares its static arguments, so a conv2d's first group drew stride 2
+    and dilation 2 together about once in twenty visits (optional ones left out half the
+    time), and a conv2d wrong only there was missed. Where a spec has two knobs or more
+    (bounded integer arguments of a narrow range), the first group has a member with
+    every knob at its upper bound, its shapes repaired so that every constraint holds
+    (the dilated kernel fits the padded input, channels divide by the groups), with the
+    counterparts kept; a spec with one knob gets no such member and no larger group."""
+    from dataclasses import replace
+
+    from dlfuzz.engines.api.engine import FIRST_SIZE, first_size
+    from dlfuzz.engines.api.libspecs import load_library
+
+    spec = load_library("torch")["torch.nn.functional.conv2d"]
+    assert first_size(spec) > FIRST_SIZE
+    corners = 0
+    for seed in range(30):
+        ordinary = _first_ordinary(spec, seed)
+        for c in ordinary:
+            kw = dict(c.calls[0][1].kwargs)
+            stride, dilation = kw.get("stride", 1), kw.get("dilation", 1)
+            if stride in (2, (2, 2)) and dilation in (2, (2, 2)) \
+                    and kw.get("groups") == 2 and kw.get("padding") == 1:
+                corners += 1
+                x, w = c.tensors[0].shape, c.tensors[1].shape
+                assert x[1] == w[1] * 2 and w[0] % 2 == 0
+                assert all(x[i] + 2 >= 2 * (w[i] - 1) + 1 for i in (2, 3))
+    assert corners >= 25, corners  # about 1 in 20 first groups without the variant
+    one_knob = replace(spec, params=tuple(  # the others without a range: not knobs
+        replace(p, range=None) if p.name in ("dilation", "groups", "padding") else p
+        for p in spec.params))
+    assert first_size(one_knob) == FIRST_SIZE
+    for seed in range(10):
+        for c in _first_ordinary(one_knob, seed):
+            assert c.expect == "valid"
+    strided = [dict(c.calls[0][1].kwargs).get("stride") for seed in range(10)
+               for c in _first_ordinary(one_knob, seed)]
+    assert strided.count(2) + strided.count((2, 2)) < len(strided)
 
 
 def test_an_edge_that_breaks_a_relation_between_parameters_is_outside_the_domain() -> None:

@@ -11,7 +11,8 @@ a zero-size dimension. Each edge group takes one group of valid draws (one signa
     every integer tensor gets its dtype's extremes (min, min + 1, -1, 0, 1, max - 1,
     max; min and -1 most often) in a share of its elements, and each integer scalar such values with a smaller
     probability. All integers at once, since the classic crashes need two at once
-    (``INT_MIN`` in the dividend where the divisor holds ``-1``); mostly the other
+    (``INT_MIN`` in the dividend where the divisor holds ``-1``; that pair is also
+    placed at one element two signed integer tensors share); mostly the other
     tensors are first cast to the integer dtype where their spec allows it (a draw that
     mixed dtypes, float32 dividend and int8 divisor, becomes int8 and int8). A draw
     with no integer tensor gets them where its specs allow: its floating tensors cast
@@ -62,6 +63,7 @@ ordinary values).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -360,8 +362,50 @@ def _int_extremes(draw: Draw, name: str, plan: dict[str, Any], rng: np.random.Ge
                 v = np.asarray(np.nan_to_num(v.astype(np.float64))).astype(joined[n])
         if _arrays(v):
             values[n] = _map_arrays(v, push)
+    _aligned_pair(values, rng)
     values.update(plan["scalars"])
     return values
+
+
+def _aligned_pair(values: dict[str, Any], rng: np.random.Generator) -> None:
+    """``INT_MIN`` in one signed integer tensor and ``-1`` in another at one element
+    that the two share once broadcast, in place; nothing where no two signed integer
+    tensors broadcast together.
+
+    Drawn element by element, the pair meets at a given element once in twelve (at a
+    share of 1, once in fifty at a share of one half): three integer-extreme members
+    of a binary API in four held it at no element (``floor_divide``, ``gcd`` specs), and
+    a SIGFPE planted at ``gcd(INT_MIN, -1)`` was missed with one group of its API.
+    The dividend is the first of the two in the spec's order (``a // b``, ``gcd(a, b)``,
+    ``fmod(a, b)``), where they share two elements or more the pair is placed the other
+    way round too: a pair in a drawn order missed the dividend of one-element tensors
+    half the time."""
+    names = [n for n, v in values.items() if isinstance(v, np.ndarray)
+             and v.dtype.kind == "i" and v.size]
+    if len(names) < 2:
+        return
+    first, second = (names[int(i)] for i in sorted(rng.choice(len(names), size=2,
+                                                              replace=False)))
+    a, b = values[first].copy(), values[second].copy()
+    try:
+        shape = np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        return
+    lead_a, lead_b = len(shape) - a.ndim, len(shape) - b.ndim
+
+    def own(arr: np.ndarray, lead: int, at: tuple[int, ...]) -> tuple[int, ...]:
+        """An element of the broadcast shape in an array's own axes."""
+        return tuple(0 if n == 1 else at[lead + k] for k, n in enumerate(arr.shape))
+
+    flat = rng.choice(math.prod(shape), size=min(2, math.prod(shape)), replace=False)
+    ats = [tuple(int(i) for i in np.unravel_index(int(f), shape)) for f in flat]
+    ia, ib = own(a, lead_a, ats[0]), own(b, lead_b, ats[0])
+    a[ia], b[ib] = np.iinfo(a.dtype).min, -1
+    if len(ats) == 2:  # the other way round, unless a broadcast element is shared
+        ja, jb = own(a, lead_a, ats[1]), own(b, lead_b, ats[1])
+        if ja != ia and jb != ib:
+            a[ja], b[jb] = -1, np.iinfo(b.dtype).min
+    values[first], values[second] = a, b
 
 
 def castable(draw: Draw) -> tuple[str, ...]:

@@ -61,6 +61,7 @@ from dlfuzz.cases import ApiCase, DType, Finding, Outcome
 from dlfuzz.engines.api.constraints import Env, holds, make, provenance
 from dlfuzz.engines.api.edges import edge_group, newly_broken, unsorted_fills
 from dlfuzz.engines.api.gradients import GradientQueue
+from dlfuzz.engines.api.libgen import corner_params
 from dlfuzz.engines.api.libspecs import LIBRARY_FILES, LibSpec, load_set, load_table, select_apis
 from dlfuzz.engines.api.rulegen import RuleGenerator, Signature, subnormals_for
 from dlfuzz.engines.api.schedule import (
@@ -72,6 +73,7 @@ from dlfuzz.engines.api.schedule import (
     violate_share,
 )
 from dlfuzz.engines.api.settings import GENERATORS, ApiEngineSettings, NumpyApiEngineSettings
+from dlfuzz.engines.api.typegen import plan_of
 from dlfuzz.engines.base import Engine, EngineSettings
 from dlfuzz.errors import UsageError
 from dlfuzz.libraries import of_backend
@@ -127,14 +129,21 @@ FIRST_ORDINARY = 0.5
 # four-library campaign ran per second (benchmarks/throughput.py, 48-50 against 56-85
 # cases/s; each variant a compilation in JAX), and a comparison of bfloat16 results
 # across libraries adds their roundings' disagreements, not a check of the API.
-FIRST_VARIANTS = ("low", "long", "low")
+# * "corner": every knob (a bounded integer argument of a narrow range: stride,
+#   dilation, groups, kernel size, padding) at its upper bound at once, shapes repaired
+#   to fit (``LibGenerator.cornered``), where the spec has two knobs or more. Each
+#   group draws one combination of them, and a conv2d wrong only at stride 2 with
+#   dilation 2 was reached and missed with one or two groups. It keeps its counterparts
+#   (a wrong result there is judged against the other libraries).
+FIRST_VARIANTS = ("low", "corner", "long", "low")
 LOW_PRECISION = ("bfloat16", "float16")
 # An API's first group (with adaptive group sizes) has room for one ordinary member and
-# every variant in its ordinary half. Groups of a cheap library are drawn small (4-8
+# every variant that applies in its ordinary half (the corner applies to about one API
+# in twelve: ``first_size``). Groups of a cheap library are drawn small (4-8
 # cases: a new signature costs torch nothing), and a first group of 7 had room for the
 # low variant in one dtype and the long one: a torch ``hardswish`` wrong in bfloat16 was
 # reached in a 300 s campaign with its float16 variant only.
-FIRST_SIZE = math.ceil((1 + len(FIRST_VARIANTS)) / FIRST_ORDINARY)
+FIRST_SIZE = math.ceil(len(FIRST_VARIANTS) / FIRST_ORDINARY)  # no corner: 1 + 3 variants
 # The edge half of an API's first group, where a new signature costs the API's own
 # library little (its measured first-case over later-case time under SPREAD_COST_S:
 # torch and TF eager, against about 0.1 s for JAX's compilations; ``signature_cost``),
@@ -380,7 +389,7 @@ class ApiEngine(Engine):
             if draws:
                 return [self._case(spec, d) for d in draws]
         if self.adaptive_groups and self.edge_share < 1.0 and not self.stats[spec.api].groups:
-            size = max(size, FIRST_SIZE)  # room for every variant (``FIRST_SIZE``)
+            size = max(size, first_size(spec))  # room for every variant
         draws, template = self._valid_group(spec, size)
         new = template is not None
         stats = self.stats[spec.api]
@@ -474,9 +483,13 @@ class ApiEngine(Engine):
         the low-precision one runs on the API's own library alone."""
         variants: list[Any] = []
         lows = list(self.rng.permutation(LOW_PRECISION))  # a second "low" takes the other
-        for variant in FIRST_VARIANTS[:max(0, ordinary - 1)]:
+        for variant in FIRST_VARIANTS:
+            if len(variants) >= ordinary - 1:
+                break
             if variant == "low":
                 made = self.generator.lowered(template, str(lows.pop(0)), 1)
+            elif variant == "corner":
+                made = self.generator.cornered(template, 1)
             else:
                 made = self.generator.stretched(template, 1)
             variants += [replace(d, meta={**d.meta, "variant": variant}) for d in made
@@ -810,6 +823,14 @@ class ApiEngine(Engine):
                     "backward": queue.taken[n] if queue is not None else 0,
                     "backward_two_sided": queue.two_sided[n] if queue is not None else 0}
                 for n, s in self.stats.items()}
+
+
+def first_size(spec: LibSpec) -> int:
+    """The least size of an API's first group: one ordinary member and every variant
+    of ``FIRST_VARIANTS`` that applies in its ordinary half (``FIRST_ORDINARY``)."""
+    if not corner_params(plan_of(spec)):
+        return FIRST_SIZE
+    return math.ceil((1 + len(FIRST_VARIANTS)) / FIRST_ORDINARY)
 
 
 def _is_array_value(value: Any) -> bool:

@@ -189,6 +189,11 @@ PROPERTY_TRIES = 3
 # Integer parameters that name the axis an API scans, reduces or sorts along: the long
 # variant stretches the axis they name in the first tensor (``stretched``).
 AXIS_PARAMS = ("dim", "axis")
+# A bounded integer parameter whose range is at most this wide is a knob (a stride, a
+# dilation, a group count, a kernel size, a padding) that the corner variant sets to
+# its upper bound (``cornered``); a wider range (a seed, a size of thousands) is a value,
+# and its upper bound a large allocation rather than a combination.
+CORNER_WIDTH = 16
 
 
 class LibGenerator:
@@ -312,6 +317,49 @@ class LibGenerator:
                 long.set_props(other, replace(p, dtype="float32"))
                 changed = True
         return self._variant(long, n) if changed else []
+
+    def cornered(self, template: State, n: int) -> list[Draw]:
+        """``n`` inputs of ``template``'s signature with every knob (``corner_params``)
+        at its upper bound at once, the tensors' shapes repaired to fit (a dilated
+        kernel no larger than the padded input, channels divisible by the groups);
+        none where the spec has fewer than two knobs, the template is at the corner
+        already, or the repair fails.
+
+        A group shares its static arguments, and a broad campaign gives an API one or
+        two groups: two knobs of two values each meet at one combination in four
+        groups, and a conv2d wrong only with stride 2 *and* dilation 2 (its first
+        group drew each with one chance in two or three, optional ones left out half
+        the time) was reached and missed in most 300 s campaigns. All knobs high at
+        once is the corner of boundary-value testing the valid draws almost never
+        reach; the low corner is mostly the defaults, which they reach often."""
+        knobs = corner_params(template.plan)
+        if not knobs:
+            return []
+        corner = template.copy()
+        changed = False
+        for pp in knobs:
+            p, name = pp.p, pp.name
+            hi = int(math.floor(p.range[1])) if p.range else 0
+            kind = corner.structures.get(name) if name in corner.present else None
+            if kind is None:  # left out: given, as the structure that takes a range
+                kind = "int" if "int" in p.structures and "int" not in pp.enums else "ints"
+            if kind == "int":
+                value: Any = hi
+            elif kind == "ints":
+                old = corner.values.get(name)
+                count = len(old) if name in corner.present and isinstance(old, list) \
+                    else self.rnd.randint(*p.length)
+                value = [hi] * count
+            else:  # a tensor, an enum, None: not this knob
+                continue
+            changed = changed or name not in corner.present or corner.values[name] != value
+            corner.set(name, kind, value)
+        if not changed:
+            return []
+        rules = [r for r in corner.plan.rules if not r.on_values]
+        if corner.violated(rules):
+            self.adjuster.run(corner, rules)
+        return self._variant(corner, n)
 
     def _variant(self, state: State, n: int) -> list[Draw]:
         """``n`` inputs of a template changed in place of ``regroup``'s (a dtype, a
@@ -509,6 +557,28 @@ def draws_to_cases(draws: Iterable[Draw], counterparts: Iterable[Any] = ()) -> l
     """Cases for several draws with the same counterparts (a convenience for engines)."""
     cps = tuple(counterparts)
     return [to_case(d, cps) for d in draws]
+
+
+def corner_params(plan: Plan) -> list[Any]:
+    """The knobs of a spec: its integer parameters (``int`` or ``ints``, not an enum)
+    with a finite range at most ``CORNER_WIDTH`` wide; none where there are fewer than
+    two (one knob's upper bound is an ordinary draw's, one in a few)."""
+    cached = plan.cache.get("corner")
+    if cached is not None:
+        return list(cached)
+    knobs = []
+    for pp in plan.params:
+        p = pp.p
+        if p.range is None:
+            continue
+        lo, hi = p.range
+        scalar = "int" in p.structures and "int" not in pp.enums
+        if (scalar or "ints" in p.structures) and math.isfinite(lo) and math.isfinite(hi) \
+                and 0 < hi - lo <= CORNER_WIDTH:
+            knobs.append(pp)
+    out = knobs if len(knobs) >= 2 else []
+    plan.cache["corner"] = tuple(out)
+    return out
 
 
 def _named_axis(state: State, tensor: str) -> int | None:
