@@ -9,7 +9,9 @@ or the layer/op at model level), and the severity classes that count as finding 
 Unaided (the default): one campaign per engine and backend mix, with dlfuzz's default
 settings, no ``--apis`` and nothing from the benchmark: the benchmark measures, it never
 feeds the generator. A bug counts as found when a confirmed bug of the campaign (or one
-of its places, after root-cause dedup) is on the bug's backend and API with one of its
+of its places, after root-cause dedup) is on the bug's backend and API (the case's API,
+or what the case called on that backend: a counterpart; or an API the bug's ``also``
+lists, those its upstream report names as showing it) with one of its
 severity classes, and meets the bug's ``match`` conditions (the mechanism: message,
 input dtypes and sizes, symptom, special input values; see ``Rule``); the time to the
 first hit is when that bug row was stored, counted from the campaign's start (worker
@@ -71,7 +73,7 @@ LEVELS = ("api", "model", "program")
 KINDS = ("crash", "wrong-result", "nan-inf", "validation", "compile-mode", "gradient")
 _REQUIRED = ("id", "library", "level", "kind", "upstream", "title", "reproduces_on", "api",
              "backend", "severity", "symptom", "trigger_lang", "trigger", "verify")
-_OPTIONAL = ("reported_on", "tfjs_version", "in_specs", "campaign", "note", "match")
+_OPTIONAL = ("reported_on", "tfjs_version", "in_specs", "campaign", "note", "match", "also")
 # The symptoms dlfuzz gives a finding (``Finding.symptom``; ``triage.severity`` ranks them).
 SYMPTOMS = ("crash", "timeout", "oom", "nan", "numeric", "status", "shape", "dtype",
             "boundary", "nondeterministic", "performance", "gradient")
@@ -144,6 +146,13 @@ class KnownBug:
     note: str = ""
     rule: Rule = Rule()  # the ``match`` object (no conditions when absent)
     file: str = ""
+    # Other APIs of the bug's library that the upstream report names as showing the
+    # same bug (``jnp.gcd`` beside ``jnp.lcm``: one loop of one helper).
+    also: tuple[str, ...] = ()
+
+    @property
+    def apis(self) -> tuple[str, ...]:
+        return (self.api, *self.also)
 
     @property
     def campaign_name(self) -> str:
@@ -206,8 +215,13 @@ def _bug(path: Path, index: int, entry: Any) -> KnownBug:
                              f"{', '.join(allowed)}")
     if not str(entry["upstream"]).startswith("https://github.com/"):
         raise UsageError(f"{where} ({entry['id']}): upstream must be a GitHub issue link")
+    also = entry.get("also", [])
+    if not isinstance(also, list) or not all(isinstance(a, str) and a for a in also):
+        raise UsageError(f"{where} ({entry['id']}): also must be a list of API names "
+                         f"(the other APIs the upstream report names), not {also!r}")
     values = {k: entry[k] for k in _REQUIRED + _OPTIONAL if k in entry and k != "match"}
     values["severity"] = tuple(severity)
+    values["also"] = tuple(also)
     values["in_specs"] = bool(entry.get("in_specs", True))
     rule = _rule(f"{where} ({entry['id']})", entry["match"]) if "match" in entry else Rule()
     return KnownBug(file=path.name, rule=rule, **values)
@@ -342,6 +356,8 @@ def read_campaign(folder: Path) -> CampaignBugs:
             cases = [_case_facts(store.blobs.get, key)
                      for key in (row.case_blob, row.reduced_blob) if key]
             rows.append({"id": row.id, "api": row.api, "backend": row.guilty_backend,
+                         "called": _called(store.blobs.get, row.case_blob,
+                                           row.guilty_backend),
                          "severity": row.severity, "root_cause": row.root_cause,
                          "places": places, "created_at": row.created_at,
                          "updated_at": row.updated_at,
@@ -371,6 +387,24 @@ def _failure_text(folder: Path, message: str, details: dict[str, Any], backend: 
         sections = re.split(r"^== (?=[^\n:]+: )", log, flags=re.MULTILINE)
         parts += [sec for sec in sections if sec.startswith(f"{backend}: ")]
     return "\n".join(parts)
+
+
+def _called(get: Any, key: str, backend: str) -> tuple[str, ...]:
+    """What the stored case ``key`` called on ``backend``'s library: its counterpart
+    there (``jax.numpy.gcd`` in a ``torch.gcd`` case), the API itself on its own library.
+    A bug a backend shows is a bug of what that backend ran: a JAX hang reached through
+    a torch API's counterpart is JAX's ``gcd`` hanging."""
+    from dlfuzz.libraries import of_backend
+
+    library = of_backend(backend)
+    try:
+        case = get(key) if key else None
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+        return ()
+    if library is None or case is None:
+        return ()
+    return tuple(str(call.target) for lib, call in getattr(case, "calls", ()) or ()
+                 if lib == library.name and isinstance(getattr(call, "target", None), str))
 
 
 def _case_facts(get: Any, key: str) -> list[TensorFacts] | None:
@@ -481,12 +515,13 @@ def _candidates(bug: KnownBug, found: CampaignBugs
     for row in found.rows:
         if row["severity"] not in bug.severity:
             continue
-        apis = (row["api"], row["suspect_op"])
-        if row["backend"] == bug.backend and any(_same_api(a, bug.api) for a in apis if a):
+        apis = (row["api"], row["suspect_op"], *row.get("called", ()))
+        if row["backend"] == bug.backend and any(_same_api(a, b) for a in apis if a
+                                                 for b in bug.apis):
             out.append((row, row["created_at"], unmet(bug.rule, row)))
         for place in row["places"]:
-            if place.get("backend") == bug.backend and _same_api(
-                    str(place.get("api", "")), bug.api):
+            if place.get("backend") == bug.backend and any(
+                    _same_api(str(place.get("api", "")), b) for b in bug.apis):
                 # a later place: at the latest by the time the row last changed
                 out.append((row, row["updated_at"], _unmet_place(bug.rule, place, row)))
     return out

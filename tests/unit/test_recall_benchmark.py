@@ -85,6 +85,38 @@ def test_a_known_bug_matches_its_backend_api_and_severity_only(tmp_path) -> None
     assert hit is not None and hit.seconds == 100.0
 
 
+def test_a_bug_is_matched_by_what_its_backend_called(tmp_path) -> None:
+    """A JAX hang reached through a torch API's counterpart is JAX's own bug: the case
+    of ``torch.gcd`` called ``jax.numpy.gcd`` on the hanging backend, and the known bug
+    (``jnp.lcm`` and, as its report says, ``jnp.gcd``) counts as found; a known bug of
+    an API the backend did not call does not."""
+    store = Store.create(tmp_path / "c", {"settings": {}})
+    x = Tensor.from_numpy(np.array([np.iinfo(np.int8).min, 3], np.int8))
+    y = Tensor.from_numpy(np.array([-1, 6], np.int8))
+    calls = (("torch", Call("torch.gcd", (Ref(0), Ref(1)))),
+             ("jax", Call("jax.numpy.gcd", (Ref(0), Ref(1)))))
+    now = time.time()
+    store.add_bug(BugRow(
+        id="b1", signature="s1", symptom="timeout", guilty_backend="jax", api="torch.gcd",
+        stage="call", message="no result within 10.0 s", status="confirmed", occurrences=1,
+        case_blob=store.blobs.put(ApiCase("torch.gcd", (x, y), calls)), reduced_blob=None,
+        confirm_runs=2, confirm_hits=2, dir=None, details={}, created_at=now,
+        updated_at=now, severity="crash", root_cause="jax/gcd-lcm/hang",
+        places=[{"backend": "jax", "api": "torch.gcd", "dtypes": "int8",
+                 "symptom": "timeout", "count": 1}]))
+    store.close()
+    found = recall.read_campaign(tmp_path / "c")
+    hang = BUGS["jax-lcm-gcd-int-min-hang"]
+    assert hang.api == "jax.numpy.lcm" and "jax.numpy.gcd" in hang.also
+    assert recall.match(hang, found) is not None
+    assert recall.match(replace(hang, also=()), found) is None  # lcm was not called
+    torch_side = replace(hang, backend="torch", api="torch.gcd", also=())
+    assert recall.match(torch_side, found) is None  # torch did not hang
+    bad = dict(ENTRY, also="torch.gcd")
+    with pytest.raises(UsageError, match="also must be a list"):
+        recall.load_bugs(_folder(tmp_path, bad))
+
+
 # ---- the `match` conditions, on real campaign stores -----------------------------------------
 BUGS = {b.id: b for b in recall.load_bugs()}
 COUNT_OVERFLOW = BUGS["tf-reduce-mean-float16-count-overflow"]
