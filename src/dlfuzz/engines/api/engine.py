@@ -39,8 +39,9 @@ or (from the violate share) a rank outside its bound. Which of an API's groups a
 not drawn (``schedule.edge_visit``): its first group is one, so an API visited once or
 twice in a broad campaign is pushed to an edge at least once; that first group keeps
 half its members ordinary (``FIRST_ORDINARY``), so the same visit tries both, and the
-last of those are variants of its signature, in a low dtype (on the API's own library)
-and with a long axis (``FIRST_VARIANTS``). A scalar pushed outside a
+last of those are variants of its signature, in a low dtype (on the API's own library),
+with every knob at its upper bound (where the spec has two knobs or more) and with a
+long axis (``FIRST_VARIANTS``). A scalar pushed outside a
 range that the library's own check vouches for must be rejected: such an edge input is
 judged as a violate-mode one (``_judged``). Everything random comes from streams seeded
 by (seed, batch), so a seed (with the same feedback) reproduces the same cases.

@@ -49,6 +49,7 @@ from dlfuzz.engines.api.libspecs import LibSpec
 from dlfuzz.engines.api.typegen import (
     ALL_DTYPES,
     RANK_MAX,
+    ParamPlan,
     Plan,
     Rule,
     State,
@@ -339,7 +340,7 @@ class LibGenerator:
         changed = False
         for pp in knobs:
             p, name = pp.p, pp.name
-            hi = int(math.floor(p.range[1])) if p.range else 0
+            hi = int(math.floor(p.range[1] if p.range else 0))  # (knobs have a range)
             kind = corner.structures.get(name) if name in corner.present else None
             if kind is None:  # left out: given, as the structure that takes a range
                 kind = "int" if "int" in p.structures and "int" not in pp.enums else "ints"
@@ -559,7 +560,7 @@ def draws_to_cases(draws: Iterable[Draw], counterparts: Iterable[Any] = ()) -> l
     return [to_case(d, cps) for d in draws]
 
 
-def corner_params(plan: Plan) -> list[Any]:
+def corner_params(plan: Plan) -> list[ParamPlan]:
     """The knobs of a spec: its integer parameters (``int`` or ``ints``, not an enum)
     with a finite range at most ``CORNER_WIDTH`` wide; none where there are fewer than
     two (one knob's upper bound is an ordinary draw's, one in a few)."""
