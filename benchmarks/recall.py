@@ -353,10 +353,10 @@ def read_campaign(folder: Path) -> CampaignBugs:
             if row.status not in ("confirmed", "duplicate"):
                 continue
             places = list(row.places or [])
-            cases = [_case_facts(store.blobs.get, key)
-                     for key in (row.case_blob, row.reduced_blob) if key]
+            stored = [_stored_case(store.blobs.get, key)
+                      for key in (row.case_blob, row.reduced_blob) if key]
             rows.append({"id": row.id, "api": row.api, "backend": row.guilty_backend,
-                         "called": _called(store.blobs.get, row.case_blob,
+                         "called": _called(stored[0] if stored else None,
                                            row.guilty_backend),
                          "severity": row.severity, "root_cause": row.root_cause,
                          "places": places, "created_at": row.created_at,
@@ -365,7 +365,7 @@ def read_campaign(folder: Path) -> CampaignBugs:
                          "symptom": row.symptom, "dir": row.dir,
                          "text": _failure_text(folder, row.message, row.details,
                                                row.guilty_backend, row.dir),
-                         "cases": [c for c in cases if c is not None]})
+                         "cases": [_case_facts(c) for c in stored if c is not None]})
         return CampaignBugs(started, rows)
     finally:
         store.close()
@@ -389,30 +389,30 @@ def _failure_text(folder: Path, message: str, details: dict[str, Any], backend: 
     return "\n".join(parts)
 
 
-def _called(get: Any, key: str, backend: str) -> tuple[str, ...]:
-    """What the stored case ``key`` called on ``backend``'s library: its counterpart
-    there (``jax.numpy.gcd`` in a ``torch.gcd`` case), the API itself on its own library.
+def _stored_case(get: Any, key: str) -> Any:
+    """The stored case ``key``; None when its blob is unreadable."""
+    try:
+        return get(key)
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+        return None
+
+
+def _called(case: Any, backend: str) -> tuple[str, ...]:
+    """What ``case`` called on ``backend``'s library: its counterpart there
+    (``jax.numpy.gcd`` in a ``torch.gcd`` case), the API itself on its own library.
     A bug a backend shows is a bug of what that backend ran: a JAX hang reached through
     a torch API's counterpart is JAX's ``gcd`` hanging."""
     from dlfuzz.libraries import of_backend
 
     library = of_backend(backend)
-    try:
-        case = get(key) if key else None
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
-        return ()
     if library is None or case is None:
         return ()
     return tuple(str(call.target) for lib, call in getattr(case, "calls", ()) or ()
                  if lib == library.name and isinstance(getattr(call, "target", None), str))
 
 
-def _case_facts(get: Any, key: str) -> list[TensorFacts] | None:
-    """The input tensors of the stored case ``key`` (None when its blob is unreadable)."""
-    try:
-        case = get(key)
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
-        return None
+def _case_facts(case: Any) -> list[TensorFacts]:
+    """The input tensors of a stored case (a model's weights count as inputs)."""
     tensors = list(getattr(case, "tensors", ()) or ())
     tensors += [t for _, t in getattr(case, "weights", ()) or ()]  # a model's weights
     return [tensor_facts(t.dtype, t.to_numpy()) for t in tensors]

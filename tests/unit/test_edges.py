@@ -511,9 +511,8 @@ def test_an_api_s_first_group_tries_every_knob_at_its_upper_bound() -> None:
         replace(p, range=None) if p.name in ("dilation", "groups", "padding") else p
         for p in spec.params))
     assert first_size(one_knob) == FIRST_SIZE
-    for seed in range(10):
-        for c in _first_ordinary(one_knob, seed):
-            assert c.expect == "valid"
+    gen = LibGenerator(np.random.default_rng(0), mode="adjust")
+    assert gen.cornered(gen.new_group(one_knob, 1)[1], 1) == []
     strided = [dict(c.calls[0][1].kwargs).get("stride") for seed in range(10)
                for c in _first_ordinary(one_knob, seed)]
     assert strided.count(2) + strided.count((2, 2)) < len(strided)

@@ -377,8 +377,8 @@ def _aligned_pair(values: dict[str, Any], rng: np.random.Generator) -> None:
     of a binary API in four held it at no element (``floor_divide``, ``gcd`` specs), and
     a SIGFPE planted at ``gcd(INT_MIN, -1)`` was missed with one group of its API.
     The dividend is the first of the two in the spec's order (``a // b``, ``gcd(a, b)``,
-    ``fmod(a, b)``), where they share two elements or more the pair is placed the other
-    way round too: a pair in a drawn order missed the dividend of one-element tensors
+    ``fmod(a, b)``); where they share two elements or more, the pair is placed the other
+    way round too. A pair in a drawn order missed the dividend of one-element tensors
     half the time."""
     names = [n for n, v in values.items() if isinstance(v, np.ndarray)
              and v.dtype.kind == "i" and v.size]
@@ -397,7 +397,8 @@ def _aligned_pair(values: dict[str, Any], rng: np.random.Generator) -> None:
         """An element of the broadcast shape in an array's own axes."""
         return tuple(0 if n == 1 else at[lead + k] for k, n in enumerate(arr.shape))
 
-    flat = rng.choice(math.prod(shape), size=min(2, math.prod(shape)), replace=False)
+    size = math.prod(shape)
+    flat = rng.choice(size, size=min(2, size), replace=False)
     ats = [tuple(int(i) for i in np.unravel_index(int(f), shape)) for f in flat]
     ia, ib = own(a, lead_a, ats[0]), own(b, lead_b, ats[0])
     a[ia], b[ib] = np.iinfo(a.dtype).min, -1

@@ -144,7 +144,7 @@ LOW_PRECISION = ("bfloat16", "float16")
 # cases: a new signature costs torch nothing), and a first group of 7 had room for the
 # low variant in one dtype and the long one: a torch ``hardswish`` wrong in bfloat16 was
 # reached in a 300 s campaign with its float16 variant only.
-FIRST_SIZE = math.ceil(len(FIRST_VARIANTS) / FIRST_ORDINARY)  # no corner: 1 + 3 variants
+FIRST_SIZE = math.ceil((1 + sum(v != "corner" for v in FIRST_VARIANTS)) / FIRST_ORDINARY)
 # The edge half of an API's first group, where a new signature costs the API's own
 # library little (its measured first-case over later-case time under SPREAD_COST_S:
 # torch and TF eager, against about 0.1 s for JAX's compilations; ``signature_cost``),

@@ -340,7 +340,8 @@ class LibGenerator:
         changed = False
         for pp in knobs:
             p, name = pp.p, pp.name
-            hi = int(math.floor(p.range[1] if p.range else 0))  # (knobs have a range)
+            assert p.range is not None  # a knob has a range (``corner_params``)
+            hi = int(math.floor(p.range[1]))
             kind = corner.structures.get(name) if name in corner.present else None
             if kind is None:  # left out: given, as the structure that takes a range
                 kind = "int" if "int" in p.structures and "int" not in pp.enums else "ints"
