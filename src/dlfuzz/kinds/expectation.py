@@ -10,7 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from dlfuzz.cases import Expectation, Finding, Outcome
+from dlfuzz.cases import ApiCase, Expectation, Finding, Outcome
+from dlfuzz.oracles.canonical import spectrum_floor
 from dlfuzz.oracles.compare import round_to
 from dlfuzz.oracles.tolerances import LOW_PRECISION, reference_resolution, tolerance_for
 
@@ -68,6 +69,8 @@ def symptom_expectation(finding: Finding, case: Any, outcomes: dict[str, Outcome
                 np.isfinite(ref.sensitivity[i]), ref.sensitivity[i], 0.0)
         if ref.method != "vote":  # what the float64 reference cannot resolve (as judged)
             w = w + reference_resolution(getattr(case, "tensors", ()), w.shape)
+        if isinstance(case, ApiCase):  # what the dtype promises a spectrum (as judged)
+            w = w + spectrum_floor(case, len(outs), i, r, like.dtype.name)
         if finding.oracle == "dtype" and like.dtype.name not in LOW_PRECISION:
             w = np.full(w.shape, np.inf)  # the dtype oracle judged low-precision outputs only
         expected.append(e)

@@ -20,7 +20,7 @@ import numpy as np
 
 from dlfuzz.cases import COMPLEX_DTYPES, DTYPES, FLOAT_DTYPES, ApiCase, Outcome, Tensor, kind_of
 from dlfuzz.oracles import ieee
-from dlfuzz.oracles.canonical import canonical_outcomes
+from dlfuzz.oracles.canonical import canonical_outcomes, spectrum_floor
 from dlfuzz.oracles.compare import (
     Deviation,
     agree,
@@ -354,6 +354,11 @@ class Judge:
                 floor = reference_resolution(inputs, x.shape) if inputs else 0.0
                 if floor and ref.method != "vote":
                     s = np.full(x.shape, floor) if s is None else s + floor
+                # What the output's dtype promises a spectrum (eigen/singular values).
+                spectral = spectrum_floor(case, len(outs), i, r, _dtype_name(x)) \
+                    if isinstance(case, ApiCase) else 0.0
+                if np.any(spectral):
+                    s = np.array(spectral) if s is None else s + spectral
                 expected = round_to(r, x)
                 if _overflows(r, expected):
                     # The true result leaves the output dtype's range here: intermediate

@@ -129,7 +129,7 @@ _API_KEYS = frozenset({"api", "group", "params", "constraints", "random", "speci
                        "unsupported", "notes", "skip", "shapes", "dtypes", "compare"})
 # How an output is compared across libraries and modes ("compare": {"<output index>":
 # mode}); elementwise unless named. The oracles' meaning of each: oracles/canonical.py.
-COMPARE_MODES = ("elementwise", "sorted", "set", "skip-on-ties", "residual", "skip")
+COMPARE_MODES = ("elementwise", "sorted", "spectrum", "set", "skip-on-ties", "residual", "skip")
 
 
 @dataclass(frozen=True)
