@@ -104,3 +104,23 @@ def test_the_check_trusts_a_kind_only_where_every_input_agreed():
                                  "jax": ok("jax", np.array([0.0]))}, specs)
     assert v.trusted == ("inf",) and v.unchecked == ("-inf", "-0")
     assert v.updated().specials == ("inf",)
+
+
+def test_an_input_holding_an_empty_array_is_no_evidence_about_special_values():
+    """A conv2d input with no channels gives another output shape in the composition
+    than in torch: a shape edge (validation's ``not_on``), and kept, the check planted
+    NaN in the bias beside it and distrusted the composition on every kind, so torch's
+    conv2d was judged by no counterpart on any float input holding a special value
+    (nearly all). The check leaves such inputs out; checked again, TF's composition is
+    trusted on every kind."""
+    from dlfuzz.engines.api.counterparts.model import SPECIAL_KINDS, load_counterparts
+    from dlfuzz.specgen.counterparts.specials import _holds_empty
+
+    assert _holds_empty({"input": np.zeros((4, 0, 0, 3), np.float32),
+                         "bias": np.ones(4, np.float32)})
+    assert _holds_empty({"xs": [np.ones(2), np.zeros((0,))]})
+    assert not _holds_empty({"input": np.ones((2, 3), np.float32), "stride": 2,
+                             "bias": None})
+    tf = [cp for cp in load_counterparts("torch").get("torch.nn.functional.conv2d", ())
+          if cp.library == "tf"]
+    assert tf and set(tf[0].specials) == set(SPECIAL_KINDS)

@@ -79,8 +79,13 @@ def test_the_engine_counts_edge_cases_apart_and_a_resume_keeps_them() -> None:
     specs = {name: load_library("torch")[name]}
     engine = ApiEngine(seed=1, libraries=("torch",), specs=specs, counterparts={},
                        violate_share=0.0, edge_share=1.0)
-    cases = engine.propose(8)
-    assert all(c.expect.startswith("edge:") for c in cases), [c.expect for c in cases]
+    # Every group an edge one; a scalar pushed outside a range its library checks
+    # becomes a violate-mode member and one breaking a relation an "outside" one
+    # (``_judged``): the edge members alone are fed back here.
+    proposed = engine.propose(64)
+    cases = [c for c in proposed if c.expect.startswith("edge:")][:8]
+    assert len(cases) == 8 and all(c.expect.startswith(("edge:", "invalid:", "outside:"))
+                                   for c in proposed), [c.expect for c in proposed]
     for case in cases:
         engine.feedback(case, {"torch": Outcome("torch", "exception", exc_type="IndexError",
                                                 message="Dimension out of range")}, [])

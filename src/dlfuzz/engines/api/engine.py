@@ -58,7 +58,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from dlfuzz.cases import ApiCase, DType, Finding, Outcome
+from dlfuzz.cases import DTYPES, ApiCase, DType, Finding, Outcome
 from dlfuzz.engines.api.constraints import Env, holds, make, provenance
 from dlfuzz.engines.api.edges import edge_group, newly_broken, unsorted_fills
 from dlfuzz.engines.api.gradients import GradientQueue
@@ -74,7 +74,7 @@ from dlfuzz.engines.api.schedule import (
     violate_share,
 )
 from dlfuzz.engines.api.settings import GENERATORS, ApiEngineSettings, NumpyApiEngineSettings
-from dlfuzz.engines.api.typegen import plan_of
+from dlfuzz.engines.api.typegen import Lean, plan_of
 from dlfuzz.engines.base import Engine, EngineSettings
 from dlfuzz.errors import UsageError
 from dlfuzz.libraries import of_backend
@@ -467,7 +467,10 @@ class ApiEngine(Engine):
         values; and the new signature's template (None for one drawn before)."""
         pool = self.templates.setdefault(spec.api, [])
         if self._wants_new(pool, size):
-            draws, template = self.generator.new_group(spec, size)
+            # An API's first signature leans to what its counterparts judge (``Lean``).
+            lean = Lean(self._counterpart_dtypes(spec)) if not self.stats[spec.api].groups \
+                else None
+            draws, template = self.generator.new_group(spec, size, lean)
             if template.plan.spec is spec:
                 self._keep(pool, template)
             return draws, template
@@ -791,6 +794,15 @@ class ApiEngine(Engine):
         targets = {lib: call.target for lib, call in like.calls if lib != spec.library}
         return [cp for cp in self.counterparts.get(spec.api, ())
                 if targets.get(cp.library) == cp.target]
+
+    def _counterpart_dtypes(self, spec: LibSpec) -> frozenset[str]:
+        """The dtypes the API's counterparts in the campaign's other libraries were
+        validated on (every dtype where one has no list)."""
+        out: set[str] = set()
+        for cp in self.counterparts.get(spec.api, ()):
+            if cp.library in self.libraries and cp.library != spec.library:
+                out.update(getattr(cp, "dtypes", ()) or DTYPES)
+        return frozenset(out)
 
     def _first_counterparts(self, spec: LibSpec) -> list[Any]:
         """One counterpart per other library of the campaign: the first listed."""

@@ -48,7 +48,9 @@ from dlfuzz.engines.api.libdraw import (
 from dlfuzz.engines.api.libspecs import LibSpec
 from dlfuzz.engines.api.typegen import (
     ALL_DTYPES,
+    CLEAN_EVERY,
     RANK_MAX,
+    Lean,
     ParamPlan,
     Plan,
     Rule,
@@ -232,25 +234,29 @@ class LibGenerator:
         signature), each with fresh tensor values."""
         return self.new_group(spec, n)[0]
 
-    def new_group(self, spec: LibSpec, n: int) -> tuple[list[Draw], State]:
-        """``group``, and its signature as a template ``regroup`` draws more values for."""
-        first = self._properties(spec)
-        self._values(first)
+    def new_group(self, spec: LibSpec, n: int, lean: Lean | None = None
+                  ) -> tuple[list[Draw], State]:
+        """``group``, and its signature as a template ``regroup`` draws more values for;
+        the signature drawn leaning as ``lean`` says (``typegen.Lean``)."""
+        with self.tg.leaning(lean):
+            first = self._properties(spec)
+            self._values(first, clean=True)
         out = [self._finish(first)]
         template = first.copy()  # the first member's final properties, values undrawn
         template.phase = 1
         for name, props in template.props.items():
             template.set_props(name, props)
-        out.extend(self.regroup(template, max(1, n) - 1))
+        out.extend(self.regroup(template, max(1, n) - 1, start=1))
         return out, template
 
-    def regroup(self, template: State, n: int) -> list[Draw]:
+    def regroup(self, template: State, n: int, start: int = 0) -> list[Draw]:
         """``n`` more inputs of a signature ``new_group`` made: fresh tensor values only,
-        so a jit backend reuses what it compiled for the signature."""
+        so a jit backend reuses what it compiled for the signature. Member ``start + i``
+        draws no special value where it is a multiple of ``CLEAN_EVERY``."""
         out = []
-        for _ in range(n):
+        for i in range(start, start + n):
             member = template.copy()
-            self._values(member, reshape=False)
+            self._values(member, reshape=False, clean=i % CLEAN_EVERY == 0)
             out.append(self._finish(member))
         return out
 
@@ -453,10 +459,11 @@ class LibGenerator:
             st = self.tg.state(plan)
         return st
 
-    def _values(self, st: State, reshape: bool = True) -> None:
-        """Phase 2: draw elements; then fix what depends on them (min/max), and in
-        adjust/z3 mode whatever the properties phase left violated."""
-        self.tg.fill(st)
+    def _values(self, st: State, reshape: bool = True, clean: bool = False) -> None:
+        """Phase 2: draw elements (``clean``: no special value); then fix what depends
+        on them (min/max), and in adjust/z3 mode whatever the properties phase left
+        violated."""
+        self.tg.fill(st, clean)
         if self.mode in ("adjust", "z3"):
             rules = st.plan.rules
             if not reshape:  # group members keep the group's signature: values only
