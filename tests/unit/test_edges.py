@@ -782,3 +782,41 @@ def test_every_other_member_of_a_group_draws_no_special_value() -> None:
         if clean == 20:
             break
     assert clean == 20 and special >= clean // 2, (clean, special)
+
+
+def test_large_casts_a_float32_draw_to_a_low_dtype_its_spec_takes() -> None:
+    """An API's first signature leans to its counterparts' dtypes, often float32 alone,
+    where ``large`` (low-precision counters and accumulators) found nothing to stretch.
+    A draw whose floating tensors all take float16 or bfloat16 by their spec has them
+    cast to one of those, then one stretched; a spec allowing neither gets no ``large``."""
+    from dataclasses import replace
+
+    from dlfuzz.engines.api.edges import lowerable
+    from dlfuzz.engines.api.libspecs import load_library
+
+    spec = load_library("torch")["torch.cumsum"]
+    gen = LibGenerator(np.random.default_rng(4), mode="adjust", specials=False)
+    rng = np.random.default_rng(5)
+    seen: set[str] = set()
+    for _ in range(400):
+        draws = gen.group(spec, 3)
+        x = draws[0].values["input"]
+        if x.dtype.name not in ("float32", "float64") or not x.ndim:
+            continue
+        assert set(lowerable(draws[0])) == {"float16", "bfloat16"}
+        assert ("large", "*") in choices(draws[0])
+        edged = []
+        while not edged or not edged[0].edge.startswith("large"):
+            edged = edge_group(draws, rng)
+        for d in edged:
+            y = d.values["input"]
+            assert y.dtype.name in ("float16", "bfloat16") and y.size >= 2**16
+            seen.add(y.dtype.name)
+        if len(seen) == 2:
+            break
+    assert seen == {"float16", "bfloat16"}
+    float_only = replace(spec, params=tuple(
+        replace(p, dtypes=("float32", "float64")) if p.name == "input" else p
+        for p in spec.params))
+    draw = LibGenerator(np.random.default_rng(6), mode="adjust").draw(float_only)
+    assert lowerable(draw) == () and ("large", "*") not in choices(draw)
