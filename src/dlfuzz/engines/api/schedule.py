@@ -227,21 +227,27 @@ class ApiPicker:
 
 
 def estimated_costs(stats: Mapping[str, ApiStats]) -> dict[str, float]:
-    """Seconds a case of each API costs: its own mean once it has run; before, the mean
-    over the cases of the APIs tried in its module (the name less its last part), if
-    ``PEERS_MIN`` of them were, else in its library (the first part), else 0."""
-    # (seconds, cases, APIs) of the tried APIs per module and per library, apart: a
-    # library's top-level module (``torch``) is not the whole library.
-    pooled: defaultdict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])
+    """Seconds a case of each API costs: its own mean once it has run; before, the
+    median of the mean costs of the APIs tried in its module (the name less its last
+    part), if ``PEERS_MIN`` of them were, else in its library (the first part), else 0.
+
+    The median of the APIs, not the module's seconds over its cases: one API that hung
+    for 5 s (``fractional_max_pool2d_with_indices``) and two whose counterparts JAX
+    compiled for 0.2 s a case made ``torch.nn.functional``'s pooled mean 0.044 s
+    against 0.018 in another run, and its 98 other APIs, ``conv2d`` among them, got
+    their first visits after every cheaper module's: 20 of them were visited in a 300 s
+    campaign against 110."""
+    # Mean costs of the tried APIs per module and per library, apart: a library's
+    # top-level module (``torch``) is not the whole library.
+    pooled: defaultdict[tuple[str, str], list[float]] = defaultdict(list)
     for name, s in stats.items():
         if s.cases:
             for group in zip(("module", "library"), _peer_groups(name), strict=True):
-                seconds, cases, apis = pooled[group]
-                pooled[group] = [seconds + s.seconds, cases + s.cases, apis + 1]
+                pooled[group].append(s.cost)
 
     def peers(level: str, group: str) -> float | None:
-        seconds, cases, apis = pooled.get((level, group), (0.0, 0.0, 0.0))
-        return seconds / cases if apis >= PEERS_MIN else None
+        costs = pooled.get((level, group), [])
+        return float(np.median(costs)) if len(costs) >= PEERS_MIN else None
 
     costs = {}
     for name, s in stats.items():
