@@ -41,10 +41,7 @@ a zero-size dimension. Each edge group takes one group of valid draws (one signa
     one float16 or bfloat16 tensor's innermost dimension stretched (its values
     repeated) to 2^16-2^17 elements: counters and accumulators of the low-precision
     types overflow or lose everything only there (a float16 mean whose element count
-    does not fit float16, a bfloat16 cumsum accumulated in bfloat16). A draw in float32
-    or float64 whose floating tensors all take a low dtype by their spec
-    (``lowerable``) has them cast to it first: an API's first signature leans to the
-    dtypes its counterparts judge (``typegen.Lean``), often float32 alone.
+    does not fit float16, a bfloat16 cumsum accumulated in bfloat16).
     Only that tensor grows: growing its partners too would make outer products and
     Kronecker products of 2^32 elements, a memory exhaustion of our own making.
 
@@ -91,7 +88,6 @@ JOIN_P = 0.7                  # int-extremes casts the other tensors to the inte
 # The integer dtypes a floating draw is cast to for ``int-extremes`` (the signed ones:
 # INT_MIN beside -1 is the classic pair), where every floating tensor's spec lists one.
 CAST_INTS = ("int64", "int32", "int16", "int8")
-LOW_FLOATS = ("float16", "bfloat16")  # what ``large`` stretches (``lowerable`` casts to)
 SCALAR_INTS = (-2**63, -2**31, -1, 0, 1, 2**31 - 1, 2**63 - 1)
 FAR = 1e9                     # "far outside" a range, for floats
 SPECIAL_WHOLE_P = 0.5         # special-one fills the whole argument this often
@@ -179,8 +175,7 @@ def choices(draw: Draw) -> list[tuple[str, str]]:
                 float_tensors += isinstance(value, np.ndarray)
             if any(a.ndim >= 1 and a.size for a in arrays):
                 out.append(("empty", name))
-            stretchable = stretchable or _stretchable(value) or bool(
-                lowerable(draw) and _stretchable(value, cast=True))
+            stretchable = stretchable or _stretchable(value)
         elif structure == "float" and isinstance(value, float):
             out.append(("special-one", name))
         if structure in ("int", "float", "ints") and _bounded(draw, name) is not None:
@@ -199,25 +194,9 @@ def choices(draw: Draw) -> list[tuple[str, str]]:
     return out
 
 
-def lowerable(draw: Draw) -> tuple[str, ...]:
-    """The low-precision floats (``LOW_FLOATS``) that every floating tensor of a draw
-    holding none may take by its spec (an explicit ``dtypes`` list naming them)."""
-    floats = []
-    for name, value in draw.values.items():
-        if not isinstance(value, np.ndarray) or not _is_float(value):
-            continue
-        if value.dtype.name in LOW_FLOATS:
-            return ()
-        param = draw.spec.param(name)
-        floats.append(param.dtypes if param is not None else ())
-    if not floats:
-        return ()
-    return tuple(d for d in LOW_FLOATS if all(d in allowed for allowed in floats))
-
-
-def _stretchable(value: Any, cast: bool = False) -> bool:
-    """A tensor ``large`` can stretch: a float16 or bfloat16 one (``cast``: any floating
-    one, to be cast to one of them) whose other dimensions hold few elements.
+def _stretchable(value: Any) -> bool:
+    """A tensor ``large`` can stretch: a float16 or bfloat16 one whose other dimensions
+    hold few elements.
 
     Only the low-precision floats: their counters and accumulators are what overflow or
     stall at 2^16 elements. A float32 reduction over 60,000 elements differs from the
@@ -226,7 +205,7 @@ def _stretchable(value: Any, cast: bool = False) -> bool:
     and the element-wise tolerance cannot tell that from a bug."""
     if not isinstance(value, np.ndarray) or value.ndim < 1 or not value.size:
         return False
-    if value.dtype.name not in LOW_FLOATS and not (cast and _is_float(value)):
+    if value.dtype != np.float16 and value.dtype != ml_dtypes.bfloat16:
         return False
     return value.size // value.shape[-1] <= LARGE_OTHER_MAX
 
@@ -332,21 +311,13 @@ def _plan(mechanism: str, name: str, draw: Draw, rng: np.random.Generator) -> di
         return {"pair": (a, b), "label": f"{a}={b}"}
     if mechanism == "large":
         names = [n for n, v in draw.values.items() if _stretchable(v)]
-        cast: dict[str, np.dtype] = {}
-        lows = lowerable(draw) if not names else ()
-        if lows:  # every floating tensor to one low dtype, then one of them stretched
-            to = ml_dtypes.bfloat16 if lows[int(rng.integers(len(lows)))] == "bfloat16" \
-                else np.float16
-            cast = {n: np.dtype(to) for n, v in draw.values.items()
-                    if isinstance(v, np.ndarray) and _is_float(v)}
-            names = [n for n in cast if _stretchable(draw.values[n], cast=True)]
         chosen = names[int(rng.integers(len(names)))]
         array = draw.values[chosen]
         lo, hi = np.log2(LARGE_ELEMENTS[0]), np.log2(LARGE_ELEMENTS[1])
         target = int(2 ** rng.uniform(lo, hi))
         other = max(array.size // array.shape[-1], 1)
         return {"name": chosen, "length": max(array.shape[-1], -(-target // other)),
-                "label": chosen, "cast": cast}
+                "label": chosen}
     if mechanism == "outside-range":
         lo, hi = _bounded(draw, name) or (0.0, 0.0)
         sides = [s for s, b in (("low", lo), ("high", hi)) if abs(b) < INFINITE_BOUND]
@@ -535,8 +506,6 @@ def _large(draw: Draw, name: str, plan: dict[str, Any], rng: np.random.Generator
     """The planned tensor's innermost dimension stretched to the planned length, its
     values repeated (the distribution stays that of the valid draw)."""
     values = dict(draw.values)
-    for n, dtype in plan.get("cast", {}).items():
-        values[n] = np.asarray(values[n]).astype(dtype)
     array = values[plan["name"]]
     values[plan["name"]] = np.take(array, np.arange(plan["length"]) % array.shape[-1], axis=-1)
     return values
