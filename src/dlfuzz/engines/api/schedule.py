@@ -25,8 +25,8 @@ included) gets half the energy of a free one, one at a second a fiftieth. A slow
 function (an iterative series in JAX eager, 1 s a case) otherwise took as much of the
 budget as fifty fast APIs while finding no more.
 
-An API not tried yet has no cost of its own: it is charged the cost of the APIs tried
-in its module (``estimated_costs``: ``jax.scipy.special``, ``torch.nn.functional``), or
+An API not tried yet has no cost of its own: it is charged the median cost of the APIs
+tried in its module (``estimated_costs``: ``jax.scipy.special``, ``torch.nn.functional``), or
 in its library where its module has too few, or nothing where neither is known (an
 unknown module is tried early, which measures it). What a first visit costs varies
 twentyfold between modules (a 300 s campaign on numpy, torch, jax and tf: a group of a
