@@ -397,7 +397,7 @@ class TypedGen:
     # -- values (phase 2)
     def fill(self, st: State, clean: bool = False) -> None:
         """Phase 2: draw every present tensor's elements inside its planned bounds;
-        ``clean``: with no special value (``CLEAN_MEMBERS``)."""
+        ``clean``: with no special value (``CLEAN_EVERY``)."""
         for name in list(st.props):
             pp = st.plan.by_name[name]
             st.set_props(name, st.props[name], draw=self.drawer(st, pp, clean))
