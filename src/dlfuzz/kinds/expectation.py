@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from dlfuzz.cases import ApiCase, Expectation, Finding, Outcome
-from dlfuzz.oracles.canonical import spectrum_floor
+from dlfuzz.oracles.canonical import modes_for, spectrum_floor
 from dlfuzz.oracles.compare import round_to
 from dlfuzz.oracles.tolerances import LOW_PRECISION, reference_resolution, tolerance_for
 
@@ -55,6 +55,8 @@ def symptom_expectation(finding: Finding, case: Any, outcomes: dict[str, Outcome
         return Expectation("runs", note=finding.message)
     expected, allowed = [], []
     outs = [t.to_numpy() for t in guilty.outputs]
+    floors: dict[tuple[int, ...], float] = {}  # per output shape (thousands of outputs)
+    modes = modes_for(case) if isinstance(case, ApiCase) else {}
     # Where an IEEE rule fixes an element, the rule's value is what the oracle expected.
     for i, r in enumerate(judge.expected_outputs(case, finding.guilty_backend, ref)):
         like = outs[i] if i < len(outs) and outs[i].shape == r.shape else r
@@ -68,9 +70,11 @@ def symptom_expectation(finding: Finding, case: Any, outcomes: dict[str, Outcome
             w = w + judge.settings.sensitivity_factor * np.where(
                 np.isfinite(ref.sensitivity[i]), ref.sensitivity[i], 0.0)
         if ref.method != "vote":  # what the float64 reference cannot resolve (as judged)
-            w = w + reference_resolution(getattr(case, "tensors", ()), w.shape)
-        if isinstance(case, ApiCase):  # what the dtype promises a spectrum (as judged)
-            w = w + spectrum_floor(case, len(outs), i, r, like.dtype.name)
+            if w.shape not in floors:
+                floors[w.shape] = reference_resolution(getattr(case, "tensors", ()), w.shape)
+            w = w + floors[w.shape]
+        if modes:  # what the dtype promises a spectrum (as judged)
+            w = w + spectrum_floor(case, len(outs), i, r, like.dtype.name, modes)
         if finding.oracle == "dtype" and like.dtype.name not in LOW_PRECISION:
             w = np.full(w.shape, np.inf)  # the dtype oracle judged low-precision outputs only
         expected.append(e)

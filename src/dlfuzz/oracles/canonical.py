@@ -84,13 +84,14 @@ def canonical(case: ApiCase, outputs: Sequence[np.ndarray],
 
 
 def spectrum_floor(case: ApiCase, n_outputs: int, index: int, reference: np.ndarray,
-                   dtype: str) -> np.ndarray | float:
+                   dtype: str, modes: dict[int, str] | None = None) -> np.ndarray | float:
     """The absolute allowance of output ``index`` (of ``n_outputs``) of ``case`` in
     ``dtype`` beyond the element-wise tolerance: ``SPECTRUM_FACTOR · n · eps(dtype) ·
     max|value|`` along the last axis of the float64 ``reference`` (for a Hermitian
     matrix or a singular-value vector, ``max|value|`` is ``‖A‖₂``) where the spec says
-    the output is a spectrum; 0 elsewhere. The entries apply as in ``canonical``."""
-    modes = modes_for(case)
+    the output is a spectrum; 0 elsewhere. The entries apply as in ``canonical``
+    (``modes``: the case's, where the caller has them)."""
+    modes = modes_for(case) if modes is None else modes
     if not modes or n_outputs <= max(modes) or modes.get(index) not in SPECTRAL_MODES:
         return 0.0
     if reference.ndim == 0 or reference.size == 0:

@@ -20,7 +20,7 @@ import numpy as np
 
 from dlfuzz.cases import COMPLEX_DTYPES, DTYPES, FLOAT_DTYPES, ApiCase, Outcome, Tensor, kind_of
 from dlfuzz.oracles import ieee
-from dlfuzz.oracles.canonical import canonical_outcomes, spectrum_floor
+from dlfuzz.oracles.canonical import canonical_outcomes, modes_for, spectrum_floor
 from dlfuzz.oracles.compare import (
     Deviation,
     agree,
@@ -332,6 +332,10 @@ class Judge:
         """
         raw: dict[str, Verdict] = {}
         inputs = getattr(case, "tensors", ()) if case is not None else ()
+        # Per case, not per output: a call may return thousands of outputs (unbind
+        # along a stretched axis: 33,093), and the floor reads every input.
+        floors: dict[tuple[int, ...], float] = {}
+        modes = modes_for(case) if isinstance(case, ApiCase) else {}
         for b, o in outcomes.items():
             if not o.ok:
                 continue
@@ -341,22 +345,24 @@ class Judge:
                 continue
             devs, expecteds, masks, tols = [], [], [], []
             rules: list[str] = []
+            fixed = self._fixed(case, b, ref)
             for i, (x, r) in enumerate(zip(outs, ref.outputs, strict=True)):
                 s = None
                 if ref.sensitivity is not None:
                     s = ref.sensitivity[i] * self.settings.sensitivity_factor
-                fixed = self._fixed(case, b, ref)
                 if fixed is not None:
                     r = np.where(fixed.mask, fixed.values, r)
                     if s is not None:
                         s = np.where(fixed.mask, 0.0, s)  # a rule's value is exact
                 # What the float64 reference itself cannot resolve there.
-                floor = reference_resolution(inputs, x.shape) if inputs else 0.0
+                if inputs and x.shape not in floors:
+                    floors[x.shape] = reference_resolution(inputs, x.shape)
+                floor = floors.get(x.shape, 0.0)
                 if floor and ref.method != "vote":
                     s = np.full(x.shape, floor) if s is None else s + floor
                 # What the output's dtype promises a spectrum (eigen/singular values).
-                spectral = spectrum_floor(case, len(outs), i, r, _dtype_name(x)) \
-                    if isinstance(case, ApiCase) else 0.0
+                spectral = spectrum_floor(case, len(outs), i, r, _dtype_name(x), modes) \
+                    if modes and isinstance(case, ApiCase) else 0.0
                 if np.any(spectral):
                     s = np.array(spectral) if s is None else s + spectral
                 expected = round_to(r, x)
