@@ -55,7 +55,7 @@ STATS_EVERY_S = 10.0
 # Sizes of batches sized by time (``batch_seconds``): the first, before anything is
 # measured, and the least (a round trip and a store transaction cost milliseconds).
 FIRST_BATCH = 32
-MIN_BATCH = 16  # a whole group of one signature (engines.api.engine.GROUP_MAX)
+MIN_BATCH = 16  # a whole group of one signature (engines.api.signature_costs.GROUP_MAX)
 CASE_TIME_EMA = 0.5  # weight of the last batch in the time per case
 
 

@@ -674,7 +674,7 @@ def test_a_cheap_api_s_first_group_spreads_its_edges_and_breaks_a_rank(specs) ->
         engine = ApiEngine(seed=4, libraries=("torch", "jax"), specs={spec.api: spec},
                            counterparts={spec.api: [other]}, violate_share=0.0)
         if signature_s:  # the library's first cases measured this much dearer
-            engine._own_costs["torch"] = [signature_s + 0.001, 0.001]
+            engine.costs.own["torch"] = [signature_s + 0.001, 0.001]
         return engine._next_group()
 
     cheap = first_group(0.0)

@@ -9,7 +9,7 @@ import pytest
 
 from dlfuzz.cases import Outcome
 from dlfuzz.cli.main import main
-from dlfuzz.engines.api.engine import GROUP_MAX, ApiEngine
+from dlfuzz.engines.api.engine import ApiEngine
 from dlfuzz.engines.api.libspecs import load_library
 from dlfuzz.engines.api.schedule import (
     COST_SCALE,
@@ -19,6 +19,7 @@ from dlfuzz.engines.api.schedule import (
     message_key,
     violate_share,
 )
+from dlfuzz.engines.api.signature_costs import GROUP_MAX
 from dlfuzz.report.html import write_report
 from dlfuzz.store.db import Store
 
@@ -156,7 +157,7 @@ def _timed(engine: ApiEngine, first_s: float, later_s: float, n: int = 400) -> l
     """Feed ``n`` proposed cases, the first of each new signature costing ``first_s``;
     returns the sizes of the groups proposed after that."""
     for case in engine.propose(n):
-        cost = first_s if case.id in engine._first_ids else later_s
+        cost = first_s if case.id in engine.costs.first_ids else later_s
         engine.feedback(case, {"torch": Outcome("torch", "ok", duration_s=cost)}, [])
     sizes: list[int] = []
     for _ in range(20):
@@ -191,11 +192,11 @@ def test_signature_inputs_fix_the_groups_whatever_compilation_costs() -> None:
         engine = ApiEngine(seed=1, libraries=("torch",), specs=specs, counterparts={},
                            violate_share=0.0, edge_share=0.0, **kw)  # type: ignore[arg-type]
         sizes = _timed(engine, first_s=first_s, later_s=0.001)
-        before = len(engine._first_ids)
+        before = len(engine.costs.first_ids)
         for _ in range(20):
             engine._pending = []
             engine._next_group()
-        return set(sizes), len(engine._first_ids) - before
+        return set(sizes), len(engine.costs.first_ids) - before
 
     assert new_signatures(0.1, signature_inputs=8) == ({8}, 20)
     assert new_signatures(0.001, signature_inputs=8) == ({8}, 20)

@@ -145,3 +145,10 @@ def is_known(name: str) -> bool:
 def of_backend(backend: str) -> Library | None:
     """The library a built-in backend runs (``keras-jax`` -> Keras); None for a plugin."""
     return _BY_BACKEND.get(backend)
+
+
+def name_of_backend(backend: str) -> str:
+    """The library name of a backend (``torch-compile`` -> ``torch``; a plugin backend:
+    the part before its first dash)."""
+    lib = of_backend(backend)
+    return lib.name if lib is not None else backend.split("-", 1)[0]

@@ -58,8 +58,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from dlfuzz.cases import DTYPES, ApiCase, DType, Finding, Outcome
+from dlfuzz.cases import ApiCase, DType, Finding, Outcome
 from dlfuzz.engines.api.constraints import Env, holds, make, provenance
+from dlfuzz.engines.api.counterpart_choice import CounterpartChoice
 from dlfuzz.engines.api.edges import edge_group, newly_broken, unsorted_fills
 from dlfuzz.engines.api.gradients import GradientQueue
 from dlfuzz.engines.api.libgen import corner_params
@@ -74,28 +75,13 @@ from dlfuzz.engines.api.schedule import (
     violate_share,
 )
 from dlfuzz.engines.api.settings import GENERATORS, ApiEngineSettings, NumpyApiEngineSettings
+from dlfuzz.engines.api.signature_costs import SignatureCosts
 from dlfuzz.engines.api.typegen import Lean, plan_of
 from dlfuzz.engines.base import Engine, EngineSettings
 from dlfuzz.errors import UsageError
-from dlfuzz.libraries import of_backend
+from dlfuzz.libraries import name_of_backend
 
 GROUP_SIZE = (4, 8)
-# Without an explicit group size, groups of per-library APIs grow with what a new
-# signature costs: a group gets as many cases as the measured first-case / later-case
-# cost ratio (the time of compiling a signature over running it again; compilation is
-# then about half of the time, ``COMPILE_SHARE``), never fewer than the drawn base size,
-# at most GROUP_MAX. In JAX eager a new signature costs ~100 ms and a later case ~1 ms:
-# groups of 4-8 left 90% of the time in compilation (42 cases/s on numpy+torch+jax+tf,
-# benchmarks/throughput.py); numpy and torch eager pay nothing for a new signature and
-# keep small groups. Each API still gets the same share of cases (its energy picks
-# groups): only how many come per compilation changes. The cap is a trade: 64 gave 190
-# cases/s against 75 for 16, but a quarter of the signatures per input (a conv2d bug
-# needing stride 2 with dilation 2 was missed within 1,200 inputs in one run of three).
-# Rule APIs (shape rules: the numpy set) keep their base sizes: their bugs are
-# shape-dependent and their signature pools already adapt reuse to the cost
-# (``new_signature_p``); grown groups there left a planted cumsum bug needing an axis
-# of 7 unconfirmed for minutes.
-GROUP_MAX = 16
 # Valid groups pushed to an edge of the value space (integer extremes, one special float
 # argument, a scalar outside its range, an empty dimension: ``edges.py``). Where known
 # bugs of released libraries are; the rest stays with ordinary values, which the
@@ -147,7 +133,7 @@ LOW_PRECISION = ("bfloat16", "float16")
 FIRST_SIZE = math.ceil((1 + sum(v != "corner" for v in FIRST_VARIANTS)) / FIRST_ORDINARY)
 # The edge half of an API's first group, where a new signature costs the API's own
 # library little (its measured first-case over later-case time under SPREAD_COST_S:
-# torch and TF eager, against about 0.1 s for JAX's compilations; ``signature_cost``),
+# torch and TF eager, against about 0.1 s for JAX's compilations; ``SignatureCosts``),
 # gives each member a mechanism of its own (``edge_group(spread=True)``) and its last
 # member a tensor of a rank outside its bounds (``_break_rank``). A visit with one
 # mechanism for the whole half tried one of an API's three to eight: a torch ``dropout``
@@ -158,19 +144,12 @@ FIRST_SIZE = math.ceil((1 + sum(v != "corner" for v in FIRST_VARIANTS)) / FIRST_
 # for a torch API) halved the cases of a 300 s campaign when they ran everywhere, and
 # what those members are for (a crash, an abort, a rejection) needs no other library.
 SPREAD_COST_S = 0.02
-# Signature reuse (rule APIs and per-library APIs alike). A new (shapes, dtypes, static
-# arguments) costs a compilation in jax (even op by op), jax.jit, torch.compile and XLA:
-# 50 ms to seconds; in numpy or eager torch it costs nothing. So each API keeps a pool of signatures, and a
-# group draws a new one with a probability that adapts to what the backends charge: the
-# extra time of a group's first case (compilation) over its later cases is measured from
-# feedback, and new signatures are drawn as often as keeps compilation at about
-# COMPILE_SHARE of the time (never less than NEW_SIGNATURE_MIN, always while the pool is
-# under POOL_MIN). A reused signature gets fresh values and a fresh value profile.
-NEW_SIGNATURE_MIN = 0.1
-COMPILE_SHARE = 0.5
+# Signature reuse (rule APIs and per-library APIs alike): each API keeps a pool of
+# signatures, and a group draws a new one as often as what a new signature costs allows
+# (``SignatureCosts.new_signature_p``), always while the pool is under POOL_MIN. A
+# reused signature gets fresh values and a fresh value profile.
 POOL_MIN = 2
 POOL_MAX = 32
-COST_EMA = 0.05  # smoothing of the measured first-case and later-case costs
 COSTLY = frozenset({"timeout", "crash", "oom"})
 # The counters of an API's stats a resumed campaign restores (what ``api_stats`` stored).
 RESTORED = ("tried", "ran_somewhere", "edge_tried", "edge_ran", "ran_everywhere", "costly",
@@ -234,12 +213,14 @@ class ApiEngine(Engine):
                  if not s.skip and (s.library in self.libraries or s.shapes)}
         if apis is not None:
             table = select_apis(table, list(apis))
-        self.counterparts = (dict(counterparts) if counterparts is not None
-                             else _load_counterparts({s.library for s in table.values()}))
+        spec_libraries = {s.library for s in table.values()}
+        self.counterparts = (CounterpartChoice(counterparts, self.libraries)
+                             if counterparts is not None
+                             else CounterpartChoice.built_in(spec_libraries, self.libraries))
         # A rule API runs wherever a library of the campaign has it (its own or a
         # counterpart); a per-library API only where its own library is under test.
-        table = {k: s for k, s in table.items() if s.library in self.libraries or any(
-            cp.library in self.libraries for cp in self.counterparts.get(k, ()))}
+        table = {k: s for k, s in table.items()
+                 if s.library in self.libraries or self.counterparts.runs_here(k)}
         if not table:
             raise UsageError(f"no API spec for the libraries {', '.join(self.libraries)}; "
                              f"built-in specs exist for {', '.join(LIBRARY_FILES)} "
@@ -254,7 +235,8 @@ class ApiEngine(Engine):
         # costs them a kernel set-up or a compilation) but lower the signatures tried
         # per second, which shape-dependent bugs need: see docs/performance.md.
         self.group_size = group_size or GROUP_SIZE
-        self.adaptive_groups = group_size is None
+        # What a new signature costs: groups grow with it without an explicit size.
+        self.costs = SignatureCosts(adaptive=group_size is None)
         # --signature-inputs N: N inputs per signature and a new signature for every
         # group, whatever the machine measures: a campaign whose signatures (the shapes
         # and static arguments a shape-dependent bug needs) do not depend on how fast
@@ -262,7 +244,7 @@ class ApiEngine(Engine):
         self.fixed_signatures = signature_inputs > 0
         if self.fixed_signatures:
             self.group_size = (signature_inputs, signature_inputs)
-            self.adaptive_groups = False
+            self.costs.adaptive = False
         if not 1 <= self.group_size[0] <= self.group_size[1]:
             raise UsageError(f"group_size {self.group_size!r} must be (low, high) with "
                              "1 <= low <= high")
@@ -284,12 +266,7 @@ class ApiEngine(Engine):
         self.pools: dict[str, list[Signature]] = {}
         # Per-library APIs: templates of signatures drawn before (``_valid_group``).
         self.templates: dict[str, list[Any]] = {}
-        self._first_ids: set[str] = set()  # ids of first cases of a new signature
         self._edge_turns: dict[str, int] = {}  # per API: the next edge mechanism's turn
-        # (first-case, later-case) EMAs of the API's own library's time, per library
-        self._own_costs: dict[str, list[float]] = {}
-        self._first_cost = 0.0  # EMA of the slowest backend's time on such a case
-        self._later_cost = 0.0  # EMA of the same for every other case
         self.picker = ApiPicker(self.names, self.stats, seed)  # which API each group gets
         self.reseed(None)
 
@@ -337,7 +314,7 @@ class ApiEngine(Engine):
             return
         spec = self.specs[case.api]
         own = [o for b, o in outcomes.items()
-               if spec.shapes or _library_of(b) == spec.library]
+               if spec.shapes or name_of_backend(b) == spec.library]
         self.picker.stale()
         # What the case showed, for the yield: each backend's outcome kind (with the
         # exception's message, numbers left out) and each finding's signature.
@@ -356,7 +333,7 @@ class ApiEngine(Engine):
             return
         if self.gradients is not None:
             self.gradients.offer(case, outcomes, findings, not spec.random)
-        self._measure(case, outcomes)
+        self.costs.measure(case, outcomes)
         stats.tried += 1
         stats.ran_somewhere += any(o.ok for o in own)
         if case.expect.startswith(("edge:", "outside:")):
@@ -380,7 +357,7 @@ class ApiEngine(Engine):
         size = int(self.rng.integers(lo, hi + 1))
         if spec.shapes:
             return self._rule_group(spec, size)
-        size = self.grown(size)
+        size = self.costs.grown(size)
         if self.violate_share and self.rng.random() < violate_share(
                 self.violate_share, self.stats[spec.api]):
             if self.edge_share and self.rng.random() < RANK_EDGE_P:
@@ -389,7 +366,7 @@ class ApiEngine(Engine):
                 draws = self._violate(spec, size)
             if draws:
                 return [self._case(spec, d) for d in draws]
-        if self.adaptive_groups and self.edge_share < 1.0 and not self.stats[spec.api].groups:
+        if self.costs.adaptive and self.edge_share < 1.0 and not self.stats[spec.api].groups:
             size = max(size, first_size(spec))  # room for every variant
         draws, template = self._valid_group(spec, size)
         new = template is not None
@@ -400,7 +377,7 @@ class ApiEngine(Engine):
             # (Not where every group is to be an edge one: edge_share 1.)
             first = stats.groups == 1 and self.edge_share < 1.0
             keep = int(len(draws) * FIRST_ORDINARY) if first else 0
-            spread = first and self.signature_cost(spec.library) < SPREAD_COST_S
+            spread = first and self.costs.of_library(spec.library) < SPREAD_COST_S
             edged = edge_group(draws[keep:], self.rng, self._edge_turn(spec.api), spread)
             if edged:
                 draws = draws[:keep] + [self._judged(spec, e, d) for e, d in
@@ -412,7 +389,7 @@ class ApiEngine(Engine):
             draws = self._with_variants(spec, template, draws, keep)
         cases = [self._case(spec, d) for d in draws]
         if new and cases:
-            self._first_ids.add(cases[0].id)
+            self.costs.first_ids.add(cases[0].id)
         return cases
 
     def _judged(self, spec: LibSpec, draw: Any, before: Any) -> Any:
@@ -463,12 +440,12 @@ class ApiEngine(Engine):
 
     def _valid_group(self, spec: LibSpec, size: int) -> tuple[list[Any], Any]:
         """A group of valid draws: of a new signature, or (as often as the measured
-        compile cost asks, see ``new_signature_p``) of one drawn before with fresh
-        values; and the new signature's template (None for one drawn before)."""
+        compile cost asks, ``SignatureCosts.new_signature_p``) of one drawn before with
+        fresh values; and the new signature's template (None for one drawn before)."""
         pool = self.templates.setdefault(spec.api, [])
         if self._wants_new(pool, size):
             # An API's first signature leans to what its counterparts judge (``Lean``).
-            lean = Lean(self._counterpart_dtypes(spec)) if not self.stats[spec.api].groups \
+            lean = Lean(self.counterparts.dtypes(spec)) if not self.stats[spec.api].groups \
                 else None
             draws, template = self.generator.new_group(spec, size, lean)
             if template.plan.spec is spec:
@@ -517,32 +494,15 @@ class ApiEngine(Engine):
         sig, new = self._signature(spec, size)
         cases = [self.rulegen.case(sig) for _ in range(size)]
         if new:
-            self._first_ids.add(cases[0].id)
+            self.costs.first_ids.add(cases[0].id)
         return cases
-
-    def grown(self, size: int) -> int:
-        """A group's size given its drawn base size: the measured compile-cost ratio,
-        within [size, GROUP_MAX] (``size`` itself with an explicit group size)."""
-        if not self.adaptive_groups or self._later_cost <= 0:
-            return size
-        ratio = self._first_cost / self._later_cost
-        return int(max(size, min(GROUP_MAX, ratio)))
-
-    def new_signature_p(self, group: int) -> float:
-        """How often to draw a new signature, from the measured compile overhead."""
-        extra = self._first_cost - self._later_cost
-        if extra <= 0:
-            return 1.0
-        # compile share = p * extra / (p * extra + group * later) <= COMPILE_SHARE
-        p = COMPILE_SHARE * group * max(self._later_cost, 1e-6) / ((1 - COMPILE_SHARE) * extra)
-        return float(min(1.0, max(NEW_SIGNATURE_MIN, p)))
 
     def _signature(self, spec: LibSpec, group: int) -> tuple[Signature, bool]:
         """A new signature, or a pooled one with a fresh value profile; and which."""
         pool = self.pools.setdefault(spec.api, [])
         if self._wants_new(pool, group):
             drawn = self.rulegen.params(spec)
-            sig = self.rulegen.signature(spec, self._pick_counterparts(spec, drawn[2]),
+            sig = self.rulegen.signature(spec, self.counterparts.pick(spec, drawn[2], self.rng),
                                          own=spec.library in self.libraries, drawn=drawn)
             self._keep(pool, sig)
             return sig, True
@@ -553,7 +513,7 @@ class ApiEngine(Engine):
         """Whether a group draws a new signature rather than one of ``pool``."""
         if self.fixed_signatures:
             return True
-        return len(pool) < POOL_MIN or self.rng.random() < self.new_signature_p(group)
+        return len(pool) < POOL_MIN or self.rng.random() < self.costs.new_signature_p(group)
 
     def _keep(self, pool: list[Any], item: Any) -> None:
         """Add a new signature to a pool, replacing a random one once it is full."""
@@ -561,28 +521,6 @@ class ApiEngine(Engine):
             pool.append(item)
         else:
             pool[int(self.rng.integers(len(pool)))] = item
-
-    def signature_cost(self, library: str) -> float:
-        """What a new signature costs ``library`` (seconds): its own backends' measured
-        time on a group's first case over its later ones; 0 before it is measured."""
-        first, later = self._own_costs.get(library, (0.0, 0.0))
-        return max(0.0, first - later)
-
-    def _measure(self, case: ApiCase, outcomes: Mapping[str, Outcome]) -> None:
-        """The cost of a new signature: a group's first case against its later ones."""
-        cost = max((o.duration_s for o in outcomes.values()), default=0.0)
-        if case.calls:
-            library = case.calls[0][0]
-            own = max((o.duration_s for b, o in outcomes.items()
-                       if _library_of(b) == library), default=cost)
-            ema = self._own_costs.setdefault(library, [0.0, 0.0])
-            k = 0 if case.id in self._first_ids else 1
-            ema[k] = own if not ema[k] else ema[k] + COST_EMA * (own - ema[k])
-        if case.id in self._first_ids:
-            self._first_ids.discard(case.id)
-            self._first_cost += COST_EMA * (cost - self._first_cost)
-        else:
-            self._later_cost += COST_EMA * (cost - self._later_cost)
 
     def _violate(self, spec: LibSpec, size: int) -> list[Any]:
         """Violate-mode draws (one signature) breaking a constraint the library vouches
@@ -685,24 +623,12 @@ class ApiEngine(Engine):
         # own library alone, judged against the same library in float64; so does a
         # spread edge member with a signature of its own (``SPREAD_COST_S``).
         alone = draw.meta.get("variant") == "low" or draw.meta.get("alone")
-        case = to_case(draw, [] if alone else self._pick_counterparts(spec, draw.values))
+        case = to_case(draw, [] if alone else self.counterparts.pick(spec, draw.values,
+                                                                      self.rng))
         if len(self._draws) > 4096:
             self._draws.pop(next(iter(self._draws)))
         self._draws[case.id] = draw
         return case
-
-    def _pick_counterparts(self, spec: LibSpec, values: Mapping[str, Any]) -> list[Any]:
-        """One validated counterpart per other library of the campaign, chosen at random
-        among those that apply to these values (validated dtypes, default-only
-        parameters left at their defaults)."""
-        by_lib: dict[str, list[Any]] = {}
-        for cp in self.counterparts.get(spec.api, ()):
-            applies = getattr(cp, "applies", None)
-            if applies is not None and not applies(values):
-                continue
-            if cp.library in self.libraries and cp.library != spec.library:
-                by_lib.setdefault(cp.library, []).append(cp)
-        return [cps[int(self.rng.integers(len(cps)))] for _, cps in sorted(by_lib.items())]
 
     def _learn(self, spec: LibSpec, draw: Any, outcome: Outcome) -> None:
         from dlfuzz.engines.api.errorfeedback.engine import constraints_from_error
@@ -779,8 +705,8 @@ class ApiEngine(Engine):
         if spec.shapes:
             from dlfuzz.engines.api import rulegen
 
-            cps = (self._same_counterparts(spec, like) if like is not None
-                   else self._first_counterparts(spec))
+            cps = (self.counterparts.same_as(spec, like) if like is not None
+                   else self.counterparts.first(spec))
             return rulegen.rebuild(spec, tensors, params, cps,
                                    own=spec.library in self.libraries)
         if like is None:
@@ -788,29 +714,7 @@ class ApiEngine(Engine):
         keep = set(dict(params)) | {p.name for p in spec.params if not p.optional}
         values = values_of(like.with_tensors(tuple(tensors)), spec)
         values = {k: v for k, v in values.items() if k in keep or _is_array_value(v)}
-        return rebuild(spec, values, self._same_counterparts(spec, like), like.expect)
-
-    def _same_counterparts(self, spec: LibSpec, like: ApiCase) -> list[Any]:
-        targets = {lib: call.target for lib, call in like.calls if lib != spec.library}
-        return [cp for cp in self.counterparts.get(spec.api, ())
-                if targets.get(cp.library) == cp.target]
-
-    def _counterpart_dtypes(self, spec: LibSpec) -> frozenset[str]:
-        """The dtypes the API's counterparts in the campaign's other libraries were
-        validated on (every dtype where one has no list)."""
-        out: set[str] = set()
-        for cp in self.counterparts.get(spec.api, ()):
-            if cp.library in self.libraries and cp.library != spec.library:
-                out.update(getattr(cp, "dtypes", ()) or DTYPES)
-        return frozenset(out)
-
-    def _first_counterparts(self, spec: LibSpec) -> list[Any]:
-        """One counterpart per other library of the campaign: the first listed."""
-        out: dict[str, Any] = {}
-        for cp in self.counterparts.get(spec.api, ()):
-            if cp.library in self.libraries and cp.library != spec.library:
-                out.setdefault(cp.library, cp)
-        return [out[lib] for lib in sorted(out)]
+        return rebuild(spec, values, self.counterparts.same_as(spec, like), like.expect)
 
     def api_stats(self) -> dict[str, dict[str, float]]:
         return {n: row for n, row in self.summary().items() if row["tried"]
@@ -851,13 +755,6 @@ def _is_array_value(value: Any) -> bool:
         isinstance(value, list) and bool(value) and all(isinstance(v, np.ndarray) for v in value))
 
 
-def _library_of(backend: str) -> str:
-    """The library of a backend name (``torch-compile`` -> ``torch``; a plugin backend:
-    the part before its first dash)."""
-    lib = of_backend(backend)
-    return lib.name if lib is not None else backend.split("-", 1)[0]
-
-
 def _shown_path(path: str) -> str:
     """A spec file as a report names it: relative to the dlfuzz source tree if inside."""
     if not path:
@@ -872,21 +769,6 @@ def _shown_path(path: str) -> str:
 def _with_defaults(spec: LibSpec, values: Mapping[str, Any]) -> dict[str, Any]:
     out = {p.name: p.default for p in spec.params if p.optional}
     out.update(values)
-    return out
-
-
-def _load_counterparts(libraries: Iterable[str]) -> dict[str, list[Any]]:
-    """The counterparts of the APIs of these spec libraries (their built-in files)."""
-    from dlfuzz.engines.api.counterparts import load_counterparts
-    from dlfuzz.engines.api.counterparts.model import FILE_LIBRARIES
-
-    out: dict[str, list[Any]] = {}
-    for lib in sorted(libraries):
-        if lib not in FILE_LIBRARIES:
-            continue
-        for api, cps in load_counterparts(lib).items():
-            out.setdefault(api, []).extend(cp for cp in cps if cp.kind in (
-                "same-name", "composition", "llm"))
     return out
 
 
