@@ -273,3 +273,18 @@ def test_a_whole_scalar_beyond_the_low_dtype_s_range_is_left_alone(pool: Pool) -
     assert found == [] and runner.calls == 0 and ctx.stats["dtype_near_overflow"] == 1
     found, ctx, _, runner = _check(pool, xlogy(3))  # within float16's range: judged
     assert found == [] and runner.calls == 1 and ctx.stats["dtype_near_overflow"] == 0
+
+
+def test_a_call_with_more_outputs_than_the_cap_is_left_alone(pool: Pool) -> None:
+    """The judge works output by output: ``unbind`` of a float16 axis stretched to
+    33,093 held a torch campaign's batch for an hour. Past ``MAX_OUTPUTS`` outputs the
+    case is counted and not re-run; at the cap it is judged as any other."""
+    from dlfuzz.oracles.dtype import MAX_OUTPUTS
+
+    many = _case(np.ones((MAX_OUTPUTS + 1, 2), dtype=BF16), "torch.unbind")
+    found, ctx, outcomes, runner = _check(pool, many)
+    assert len(outcomes["torch"].outputs) == MAX_OUTPUTS + 1
+    assert found == [] and runner.calls == 0 and ctx.stats["dtype_many_outputs"] == 1
+    at_cap = _case(np.ones((MAX_OUTPUTS, 2), dtype=BF16), "torch.unbind")
+    found, ctx, outcomes, runner = _check(pool, at_cap)
+    assert found == [] and runner.calls == 1 and ctx.stats["dtype_many_outputs"] == 0
